@@ -1,0 +1,25 @@
+"""Every API kcsim declares, discovered from the modules of this package.
+
+Each module declares one or more `Api` objects in a module-level `APIS` tuple
+(or a single `API`). Data structures that are not requests or responses (the
+consumer protocol's subscription and assignment) are exported as `DATA`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from ..schema import Api, Message
+
+APIS: dict[int, Api] = {}
+DATA: dict[str, Message] = {}
+
+for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+    _mod = importlib.import_module(f"{__name__}.{_info.name}")
+    for _api in getattr(_mod, "APIS", ()) or ((_mod.API,) if hasattr(_mod, "API") else ()):
+        if _api.key in APIS:
+            raise RuntimeError(f"API key {_api.key} declared twice")
+        APIS[_api.key] = _api
+    for _msg in getattr(_mod, "DATA", ()):
+        DATA[_msg.name] = _msg

@@ -1,0 +1,38 @@
+"""The compiled codec of every declared message, built lazily and cached.
+
+`codec(api_key, "request")` gives the MessageCodec (classes + per-version
+encode/decode); `REQUEST[...]` style lookups stay out of the hot path because
+the server caches the per-version functions it uses.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from .apis import APIS, DATA
+from .compiler import MessageCodec
+from .schema import Api
+
+
+@lru_cache(maxsize=None)
+def codec(api_key: int, kind: str) -> MessageCodec:
+    api = APIS[api_key]
+    return MessageCodec(api.request if kind == "request" else api.response)
+
+
+@lru_cache(maxsize=None)
+def data_codec(name: str) -> MessageCodec:
+    return MessageCodec(DATA[name])
+
+
+def request_class(api_key: int) -> Any:
+    return codec(api_key, "request").cls
+
+
+def response_class(api_key: int) -> Any:
+    return codec(api_key, "response").cls
+
+
+def api(api_key: int) -> Api:
+    return APIS[api_key]

@@ -1,0 +1,57 @@
+"""Kafka wire primitives that are not plain fixed-width `struct` formats.
+
+Varints (zig-zag, as in record batches) and unsigned varints (compact lengths
+and tagged fields) plus a precomputed table for the common one-byte case.
+"""
+
+from __future__ import annotations
+
+
+class DecodeError(ValueError):
+    """Bytes that do not form a valid message of the declared version."""
+
+
+UVARINT_TABLE: tuple[bytes, ...] = tuple(bytes([i]) for i in range(128))
+
+
+def uvarint_bytes(value: int) -> bytes:
+    if value < 0:
+        raise ValueError("unsigned varint cannot be negative")
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
+    result = 0
+    shift = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise DecodeError("unsigned varint longer than 10 bytes")
+
+
+def zigzag_encode(value: int) -> int:
+    return (value << 1) ^ (value >> 63)
+
+
+def zigzag_decode(value: int) -> int:
+    return (value >> 1) ^ -(value & 1)
+
+
+def varint_bytes(value: int) -> bytes:
+    """Signed (zig-zag) varint/varlong, as record fields use."""
+    return uvarint_bytes(zigzag_encode(value) & 0xFFFFFFFFFFFFFFFF)
+
+
+def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
+    raw, pos = read_uvarint(buf, pos)
+    return zigzag_decode(raw), pos

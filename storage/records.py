@@ -1,0 +1,198 @@
+"""The records kcsim persists: typed keys and values with stable numeric ids.
+
+The coordinator's state is a fold over these records. A value of ``None`` is a
+tombstone (the key was deleted). Every record type has a stable id (never
+reused) and a value version, so logs written by older kcsim stay readable.
+Keys and values are msgspec structs encoded as msgpack arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import Struct
+
+
+class OffsetCommitKey(Struct, frozen=True, array_like=True):
+    group: str
+    topic: str
+    partition: int
+
+
+class OffsetCommitValue(Struct, array_like=True):
+    offset: int
+    leader_epoch: int = -1
+    metadata: str | None = ""
+    commit_timestamp: int = 0
+    expire_timestamp: int = -1  # explicit retention (OffsetCommit v1-v4), -1 otherwise
+
+
+class GroupMemberValue(Struct, array_like=True):
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    protocol_type: str
+    protocols: list[tuple[str, bytes]]  # (protocol name, subscription metadata)
+    assignment: bytes = b""
+
+
+class GroupMetadataKey(Struct, frozen=True, array_like=True):
+    group: str
+
+
+class GroupMetadataValue(Struct, array_like=True):
+    """A classic group as of its last completed rebalance (or its Empty state)."""
+
+    protocol_type: str
+    generation: int
+    protocol: str | None
+    leader: str | None
+    state_timestamp: int  # when this value was written (offset retention counts from Empty)
+    members: list[GroupMemberValue] = []
+
+
+class TopicKey(Struct, frozen=True, array_like=True):
+    name: str
+
+
+class TopicValue(Struct, array_like=True):
+    topic_id: bytes  # 16 bytes
+    partitions: int
+    configs: dict[str, str] = {}
+
+
+class PausedTopicPartitionsKey(Struct, frozen=True, array_like=True):
+    group: str
+
+
+class PausedTopic(Struct, array_like=True):
+    topic_id: bytes
+    topic_name: str
+    partitions: list[int]
+
+
+class PausedTopicPartitionsValue(Struct, array_like=True):
+    topics: list[PausedTopic] = []
+
+
+# -- KIP-848 consumer groups ------------------------------------------------
+
+
+class ConsumerGroupMetadataKey(Struct, frozen=True, array_like=True):
+    group: str
+
+
+class ConsumerGroupMetadataValue(Struct, array_like=True):
+    epoch: int
+
+
+class ConsumerGroupMemberKey(Struct, frozen=True, array_like=True):
+    group: str
+    member_id: str
+
+
+class ConsumerGroupMemberValue(Struct, array_like=True):
+    instance_id: str | None
+    rack_id: str | None
+    client_id: str
+    client_host: str
+    subscribed_topic_names: list[str]
+    subscribed_topic_regex: str | None
+    server_assignor: str | None
+    rebalance_timeout_ms: int
+
+
+class ConsumerGroupTargetAssignmentMetadataKey(Struct, frozen=True, array_like=True):
+    group: str
+
+
+class ConsumerGroupTargetAssignmentMetadataValue(Struct, array_like=True):
+    assignment_epoch: int
+
+
+class ConsumerGroupTargetAssignmentMemberKey(Struct, frozen=True, array_like=True):
+    group: str
+    member_id: str
+
+
+class TopicPartitions(Struct, array_like=True):
+    topic_id: bytes
+    partitions: list[int]
+
+
+class ConsumerGroupTargetAssignmentMemberValue(Struct, array_like=True):
+    topic_partitions: list[TopicPartitions]
+
+
+class ConsumerGroupCurrentMemberAssignmentKey(Struct, frozen=True, array_like=True):
+    group: str
+    member_id: str
+
+
+class ConsumerGroupCurrentMemberAssignmentValue(Struct, array_like=True):
+    member_epoch: int
+    previous_member_epoch: int
+    state: int
+    assigned: list[TopicPartitions]
+    partitions_pending_revocation: list[TopicPartitions]
+
+
+class RecordType(Struct, frozen=True):
+    id: int
+    name: str
+    key: type
+    value: type
+    version: int = 0
+
+
+RECORD_TYPES: tuple[RecordType, ...] = (
+    RecordType(1, "offset_commit", OffsetCommitKey, OffsetCommitValue),
+    RecordType(2, "group_metadata", GroupMetadataKey, GroupMetadataValue),
+    RecordType(3, "topic", TopicKey, TopicValue),
+    RecordType(4, "paused_topic_partitions", PausedTopicPartitionsKey, PausedTopicPartitionsValue),
+    RecordType(5, "consumer_group_metadata", ConsumerGroupMetadataKey, ConsumerGroupMetadataValue),
+    RecordType(6, "consumer_group_member", ConsumerGroupMemberKey, ConsumerGroupMemberValue),
+    RecordType(7, "consumer_group_target_assignment_metadata",
+               ConsumerGroupTargetAssignmentMetadataKey, ConsumerGroupTargetAssignmentMetadataValue),
+    RecordType(8, "consumer_group_target_assignment_member",
+               ConsumerGroupTargetAssignmentMemberKey, ConsumerGroupTargetAssignmentMemberValue),
+    RecordType(9, "consumer_group_current_member_assignment",
+               ConsumerGroupCurrentMemberAssignmentKey, ConsumerGroupCurrentMemberAssignmentValue),
+)
+
+TYPE_BY_ID: dict[int, RecordType] = {t.id: t for t in RECORD_TYPES}
+TYPE_BY_KEY: dict[type, RecordType] = {t.key: t for t in RECORD_TYPES}
+
+
+class Record(Struct, frozen=True):
+    """One change: a typed key and its new value (None deletes the key)."""
+
+    key: Any
+    value: Any | None
+
+    @property
+    def type(self) -> RecordType:
+        return TYPE_BY_KEY[type(self.key)]
+
+
+_encoder = msgspec.msgpack.Encoder()
+
+
+def encode_key(key: Any) -> bytes:
+    return _encoder.encode(key)
+
+
+def encode_value(value: Any) -> bytes:
+    return _encoder.encode(value)
+
+
+def decode_key(type_id: int, raw: bytes) -> Any:
+    return msgspec.msgpack.decode(raw, type=TYPE_BY_ID[type_id].key)
+
+
+def decode_value(type_id: int, raw: bytes) -> Any:
+    return msgspec.msgpack.decode(raw, type=TYPE_BY_ID[type_id].value)
