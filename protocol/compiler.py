@@ -15,7 +15,7 @@ from uuid import UUID
 import msgspec
 
 from .primitives import DecodeError, UVARINT_TABLE, read_uvarint, uvarint_bytes
-from .schema import ArrayType, Field, Message, StructType
+from .schema import _MISSING, ArrayType, Field, Message, StructType
 
 _FIXED = {
     "bool": ("?", 1),
@@ -86,11 +86,18 @@ class MessageCodec:
                 self.structs[inner.name] = self._build_class(inner)
         cls = msgspec.defstruct(
             st.name,
-            [(fld.name, Any, fld.default_value()) for fld in st.fields],
+            [(fld.name, Any, self._default(fld)) for fld in st.fields],
             kw_only=True,
         )
         self._class_by_struct[id(st)] = cls
         return cls
+
+    def _default(self, fld: Field) -> Any:
+        """A never-nullable struct field defaults to an empty struct, as in Kafka."""
+        t = fld.type
+        if isinstance(t, StructType) and fld.nullable.lo < 0 and fld.default is _MISSING:
+            return msgspec.field(default_factory=self._class_by_struct[id(t)])
+        return fld.default_value()
 
     # -- public --------------------------------------------------------------
 

@@ -1,0 +1,35 @@
+# kcsim: `make run` starts a broker on 127.0.0.1:9092, `make test` runs the suite.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: install run test bench soak lint clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/kcsim serve --host 127.0.0.1 --port 9092 --data-dir ./data
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+soak: $(STAMP)
+	KCSIM_SOAK=1 $(BIN)/python -m pytest -q tests/durability $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check protocol coordinator storage tests bench
+	$(BIN)/mypy protocol coordinator storage
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -1,0 +1,18 @@
+"""What a handler knows about the request it serves besides its body."""
+
+from __future__ import annotations
+
+
+class RequestContext:
+    """Per-request facts: version, client identity, and the token for pending answers."""
+
+    __slots__ = ("api_key", "api_version", "correlation_id", "client_id", "client_host", "token")
+
+    def __init__(self, api_key: int, api_version: int, correlation_id: int,
+                 client_id: str, client_host: str) -> None:
+        self.api_key = api_key
+        self.api_version = api_version
+        self.correlation_id = correlation_id
+        self.client_id = client_id
+        self.client_host = client_host
+        self.token: object = self

@@ -1,0 +1,51 @@
+"""Which API keys and versions kcsim serves, and the function that serves each.
+
+Handlers register here with the version range they implement; ApiVersions
+advertises exactly this table (intersected with the declared schemas), so a
+client never sees a version that is not served.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from protocol.apis import APIS
+
+
+@dataclass(frozen=True)
+class Route:
+    api_key: int
+    min_version: int
+    max_version: int
+    fn: Callable[..., Any]
+
+
+ROUTES: dict[int, Route] = {}
+
+
+def serves(api_key: int, min_version: int | None = None, max_version: int | None = None):
+    """Register a handler for an API key (default: every declared version)."""
+    api = APIS[api_key]
+    lo = api.min_version if min_version is None else max(min_version, api.min_version)
+    hi = api.max_version if max_version is None else min(max_version, api.max_version)
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        if api_key in ROUTES:
+            raise RuntimeError(f"API key {api_key} has two handlers")
+        ROUTES[api_key] = Route(api_key, lo, hi, fn)
+        return fn
+
+    return register
+
+
+def load_handlers() -> dict[int, Route]:
+    """Import every handler module so its routes register; returns the table."""
+    import importlib
+    import pkgutil
+
+    from . import handlers
+
+    for info in sorted(pkgutil.iter_modules(handlers.__path__), key=lambda m: m.name):
+        importlib.import_module(f"{handlers.__name__}.{info.name}")
+    return ROUTES

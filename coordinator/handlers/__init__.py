@@ -1,0 +1,1 @@
+"""One module per API family; each registers its handlers with `dispatch.serves`."""

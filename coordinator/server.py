@@ -1,0 +1,157 @@
+"""The trio shell: listener, one task per connection, the coordinator's timer.
+
+Like a Kafka broker, a connection's requests are served in order: every
+complete frame already received is processed, their responses are sent
+together (so pipelined clients get one write), and a request whose answer
+must wait holds the connection's later requests behind it.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+import time
+from typing import Any
+
+import trio
+
+from .broker import Broker, ProtocolViolation
+from .config import Config
+
+log = logging.getLogger("kcsim.server")
+
+_SIZE = struct.Struct(">i")
+_RECV = 256 * 1024
+
+
+class Server:
+    """A kcsim broker bound to a TCP port."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._epoch_ms = time.time() * 1000.0
+        self._trio_start: float | None = None
+        self.broker = Broker(config, clock_ms=self.now_ms)
+        self.port: int | None = None
+        self.connections = 0
+        self._timer_scope: trio.CancelScope | None = None
+        self._listeners: list[trio.SocketListener] = []
+
+    def now_ms(self) -> int:
+        """Wall-clock milliseconds advanced by trio's clock (so MockClock drives time-outs)."""
+        if self._trio_start is None:
+            return int(time.time() * 1000)
+        return int(self._epoch_ms + (trio.current_time() - self._trio_start) * 1000.0)
+
+    async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        """Listen and serve until cancelled; reports the bound port through task_status."""
+        self._trio_start = trio.current_time()
+        self._epoch_ms = time.time() * 1000.0
+        listeners = await trio.open_tcp_listeners(self.config.port, host=self.config.host)
+        self._listeners = listeners
+        self.port = listeners[0].socket.getsockname()[1]
+        if self.config.advertised_port is None and self.config.port == 0:
+            self.config.advertised_port = self.port
+        log.info("kcsim listening on %s:%d", self.config.host, self.port)
+        async with trio.open_nursery() as nursery:
+            if self.broker.groups is not None:
+                nursery.start_soon(self._timer)
+            task_status.started(self.port)
+            await trio.serve_listeners(self._connection, listeners, handler_nursery=nursery)
+
+    # -- timer --------------------------------------------------------------
+
+    def wake_timer(self) -> None:
+        """Re-arm the timer if the coordinator now has an earlier deadline."""
+        scope = self._timer_scope
+        groups = self.broker.groups
+        if scope is None or groups is None:
+            return
+        deadline = groups.next_deadline()
+        if deadline is not None:
+            at = self._to_trio(deadline)
+            if at < scope.deadline:
+                scope.deadline = at
+
+    def _to_trio(self, ms: int) -> float:
+        assert self._trio_start is not None
+        return self._trio_start + (ms - self._epoch_ms) / 1000.0
+
+    async def _timer(self) -> None:
+        groups = self.broker.groups
+        while True:
+            deadline = groups.next_deadline()
+            with trio.CancelScope() as scope:
+                scope.deadline = self._to_trio(deadline) if deadline is not None else float("inf")
+                self._timer_scope = scope
+                await trio.sleep_forever()
+            self._timer_scope = None
+            await self.broker.deliver(groups.tick(self.now_ms()))
+
+    # -- connections --------------------------------------------------------
+
+    async def _connection(self, stream: trio.SocketStream) -> None:
+        if self.connections >= self.config.max_connections:
+            log.warning("connection refused: %d connections already open", self.connections)
+            await stream.aclose()
+            return
+        self.connections += 1
+        try:
+            host = stream.socket.getpeername()[0]
+        except OSError:
+            host = "unknown"
+        try:
+            await self._serve_stream(stream, host)
+        except ProtocolViolation as exc:
+            log.warning("closing connection from %s: %s", host, exc)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
+            pass
+        finally:
+            self.connections -= 1
+            with trio.CancelScope(shield=True):
+                await stream.aclose()
+
+    async def _serve_stream(self, stream: trio.SocketStream, host: str) -> None:
+        broker = self.broker
+        max_frame = self.config.max_frame_bytes
+        idle_s = self.config.idle_timeout_ms / 1000.0
+        buf = bytearray()
+        unpack = _SIZE.unpack_from
+        while True:
+            pos = 0
+            end = len(buf)
+            out: list[bytes] = []
+            while end - pos >= 4:
+                (size,) = unpack(buf, pos)
+                if size < 0 or size > max_frame:
+                    raise ProtocolViolation(
+                        f"frame of {size} bytes is outside 0..{max_frame} (max_frame_bytes)")
+                if end - pos - 4 < size:
+                    break
+                frame = bytes(buf[pos + 4 : pos + 4 + size])
+                pos += 4 + size
+                result = broker.process(frame, host)
+                if result is None:
+                    continue
+                if type(result) is bytes:
+                    out.append(result)
+                    continue
+                if out:
+                    await stream.send_all(b"".join(out) if len(out) > 1 else out[0])
+                    out = []
+                response = await result  # type: ignore[misc]
+                if response is not None:
+                    out.append(response)
+            if pos:
+                del buf[:pos]
+            if out:
+                await stream.send_all(b"".join(out) if len(out) > 1 else out[0])
+            data = b""
+            with trio.move_on_after(idle_s):
+                data = await stream.receive_some(_RECV)
+                if not data:
+                    return
+            if not data:
+                log.info("closing idle connection from %s", host)
+                return
+            buf += data
