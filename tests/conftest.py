@@ -1,0 +1,212 @@
+"""Shared fixtures: a kcsim server as a subprocess or embedded, and unique names."""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+READY = re.compile(r"kcsim ready on (\S+):(\d+)")
+START_TIMEOUT_S = 20.0
+STOP_TIMEOUT_S = 10.0
+
+
+class KcsimProcess:
+    """`kcsim serve` in a subprocess; stderr goes to a log file kept across restarts."""
+
+    def __init__(self, data_dir: Path, log_path: Path, **settings: Any) -> None:
+        self.data_dir = Path(data_dir)
+        self.log_path = Path(log_path)
+        self.settings = settings
+        self.host = str(settings.pop("host", "127.0.0.1"))
+        self.port: int = int(settings.pop("port", 0))
+        self.proc: subprocess.Popen[str] | None = None
+        self._log_offset = 0
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def command(self) -> list[str]:
+        cmd = [sys.executable, "-m", "coordinator", "serve",
+               "--host", self.host, "--port", str(self.port),
+               "--data-dir", str(self.data_dir), "--log-level", "INFO"]
+        for name, value in self.settings.items():
+            flag = "--" + name.replace("_", "-")
+            if value is True:
+                cmd.append(flag)
+            elif value is False:
+                cmd.append("--no-" + name.replace("_", "-"))
+            else:
+                cmd += [flag, str(value)]
+        return cmd
+
+    def start(self) -> "KcsimProcess":
+        """Start the server and wait for its ready line; the first start picks the port."""
+        assert self.proc is None, "already running"
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "a") as log:
+            self._log_offset = log.tell()
+            log.write(f"--- {' '.join(self.command())}\n")
+            log.flush()
+            self.proc = subprocess.Popen(
+                self.command(), cwd=REPO, stdout=subprocess.PIPE, stderr=log,
+                stdin=subprocess.DEVNULL, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+        lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._pump, args=(self.proc, lines), daemon=True).start()
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                line = lines.get(timeout=max(remaining, 0.01))
+            except queue.Empty:
+                line = ""
+            if line is None or remaining <= 0:
+                self._kill()
+                raise RuntimeError(
+                    f"kcsim did not report ready within {START_TIMEOUT_S:.0f}s "
+                    f"(exit code {self.proc.returncode if self.proc else None}); stderr:\n"
+                    + self.stderr())
+            match = READY.search(line)
+            if match:
+                self.port = int(match.group(2))
+                return self
+
+    @staticmethod
+    def _pump(proc: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    def stop(self) -> int | None:
+        """SIGTERM, then SIGKILL after a grace period; returns the exit code."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        return proc.returncode
+
+    def _kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+
+    def restart(self) -> "KcsimProcess":
+        """Stop and start again on the same port and data dir."""
+        self.stop()
+        return self.start()
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stderr(self, all_runs: bool = True) -> str:
+        try:
+            with open(self.log_path) as log:
+                if not all_runs:
+                    log.seek(self._log_offset)
+                return log.read()
+        except OSError:
+            return ""
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[None]:
+    """Attach the stderr of every kcsim subprocess a failed test used to its report."""
+    outcome = yield
+    report = outcome.get_result()
+    if not report.failed:
+        return
+    seen: set[int] = set()
+    for value in getattr(item, "funcargs", {}).values():
+        servers = getattr(value, "servers", None) if not isinstance(value, KcsimProcess) else [value]
+        for server in servers or ():
+            if isinstance(server, KcsimProcess) and id(server) not in seen:
+                seen.add(id(server))
+                text = server.stderr()
+                if len(text) > 20000:
+                    text = "...\n" + text[-20000:]
+                report.sections.append((f"kcsim stderr ({server.log_path})", text))
+
+
+class _Factory:
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.servers: list[KcsimProcess] = []
+
+    def __call__(self, **settings: Any) -> KcsimProcess:
+        n = len(self.servers)
+        server = KcsimProcess(self.base / f"data{n}", self.base / f"kcsim{n}.stderr.log", **settings)
+        self.servers.append(server)
+        return server.start()
+
+    def close(self) -> None:
+        for server in self.servers:
+            server.stop()
+
+
+@pytest.fixture
+def kcsim_factory(tmp_path: Path) -> Iterator[Callable[..., KcsimProcess]]:
+    """Start `kcsim serve` subprocesses with extra settings, e.g. factory(default_partitions=3)."""
+    factory = _Factory(tmp_path)
+    try:
+        yield factory
+    finally:
+        factory.close()
+
+
+@pytest.fixture
+def kcsim_server(kcsim_factory: Callable[..., KcsimProcess]) -> KcsimProcess:
+    """A `kcsim serve` subprocess on a free port with a fresh data dir."""
+    return kcsim_factory()
+
+
+@pytest.fixture(scope="module")
+def kcsim_module_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KcsimProcess]:
+    """One `kcsim serve` subprocess shared by the tests of a module."""
+    base = tmp_path_factory.mktemp("kcsim")
+    server = KcsimProcess(base / "data", base / "kcsim.stderr.log").start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def embedded_server() -> Iterator[Any]:
+    """An in-memory kcsim on a background trio thread of this process."""
+    from coordinator.embedded import EmbeddedServer
+
+    with EmbeddedServer(port=0) as srv:
+        yield srv
+
+
+@pytest.fixture
+def unique_name(request: pytest.FixtureRequest) -> Callable[[str], str]:
+    """unique_name("orders") -> a valid topic/group name unique to this call."""
+    test = re.sub(r"[^A-Za-z0-9._-]+", "-", request.node.name).strip("-")[:60]
+
+    def make(prefix: str = "t") -> str:
+        return f"{prefix}-{test}-{uuid.uuid4().hex[:8]}"
+
+    return make
