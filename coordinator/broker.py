@@ -69,6 +69,7 @@ class Broker:
         self.data_arrived = trio.lowlevel.ParkingLot()
         self.persist: Callable[[list[Any]], Awaitable[None]] | None = None
         self.groups: Any = None  # the group coordinator, attached by the server
+        self.wake_timer: Callable[[], None] = lambda: None
 
     # -- request entry point ------------------------------------------------
 
@@ -162,3 +163,12 @@ class Broker:
         """Wait until already-applied records are on disk (no-op in memory)."""
         if self.persist is not None and records:
             await self.persist(records)
+
+    async def deliver(self, outcome: Any) -> None:
+        """Persist a coordinator outcome's records, then release its responses."""
+        if outcome.records:
+            await self.durable(outcome.records)
+        for token, response in outcome.responses:
+            token.response = response
+            if token.waiter is not None:
+                token.waiter.set()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class RequestContext:
     """Per-request facts: version, client identity, and the token for pending answers."""
 
-    __slots__ = ("api_key", "api_version", "correlation_id", "client_id", "client_host", "token")
+    __slots__ = ("api_key", "api_version", "correlation_id", "client_id", "client_host", "token",
+                 "waiter", "response")
 
     def __init__(self, api_key: int, api_version: int, correlation_id: int,
                  client_id: str, client_host: str) -> None:
@@ -16,3 +19,5 @@ class RequestContext:
         self.client_id = client_id
         self.client_host = client_host
         self.token: object = self
+        self.waiter: Any = None  # a trio.Event while the answer is pending
+        self.response: Any = None

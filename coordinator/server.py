@@ -32,6 +32,7 @@ class Server:
         self._epoch_ms = time.time() * 1000.0
         self._trio_start: float | None = None
         self.broker = Broker(config, clock_ms=self.now_ms)
+        self.broker.wake_timer = self.wake_timer
         self.port: int | None = None
         self.connections = 0
         self._timer_scope: trio.CancelScope | None = None

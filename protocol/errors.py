@@ -18,7 +18,7 @@ class ErrorCode(IntEnum):
     retriable: bool
     message: str
 
-    def __new__(cls, code: int, retriable: bool, message: str) -> Self:
+    def __new__(cls, code: int, retriable: bool = False, message: str = "") -> Self:
         obj = int.__new__(cls, code)
         obj._value_ = code
         obj.retriable = retriable

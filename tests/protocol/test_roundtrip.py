@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from protocol.apis import APIS, DATA
 from protocol.codecs import codec, data_codec
 from protocol.compiler import MessageCodec
-from protocol.primitives import DecodeError
+from protocol.primitives import DecodeError, uvarint_bytes
 from protocol.schema import ArrayType, Field, StructType
 
 INT_RANGES = {
@@ -33,7 +33,7 @@ INT_RANGES = {
 MAX_ITEMS = 3  # per array: keeps nested messages small and examples fast
 
 SETTINGS = settings(
-    max_examples=12,
+    max_examples=150,
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
@@ -108,6 +108,17 @@ def messages(c: MessageCodec, version: int) -> st.SearchStrategy[Any]:
     return _struct(c, c.message.body, version, c.cls)
 
 
+def hostile_bytes(max_chunks: int = 12) -> st.SearchStrategy[bytes]:
+    """Random bytes, with length-like varints (tiny to 10-byte huge) mixed in."""
+    chunk = st.one_of(
+        st.binary(max_size=16),
+        st.integers(0, 2**70 - 1).map(uvarint_bytes),
+        st.integers(0, 300).map(uvarint_bytes),
+        st.sampled_from([b"\xff\xff", b"\xff\xff\xff\xff", b"\x7f\xff\xff\xff"]),
+    )
+    return st.lists(chunk, min_size=1, max_size=max_chunks).map(b"".join)
+
+
 # -- properties ------------------------------------------------------------------
 
 
@@ -123,15 +134,15 @@ def test_roundtrip(c: MessageCodec, version: int, data: st.DataObject) -> None:
     for cut in range(0, len(wire), max(1, len(wire) // 16)):
         with pytest.raises(DecodeError):
             c.decode(wire[:cut], version)
-    if wire:
-        at = data.draw(st.integers(0, len(wire) - 1), label="corrupted offset")
-        byte = data.draw(st.integers(0, 255), label="corrupted value")
-        _decode_or_decode_error(c, wire[:at] + bytes([byte]) + wire[at + 1:], version)
+    at = data.draw(st.integers(0, len(wire)), label="splice offset")
+    cut = data.draw(st.integers(0, 10), label="bytes replaced")
+    patch = data.draw(hostile_bytes(max_chunks=1), label="patch")
+    _decode_or_decode_error(c, wire[:at] + patch + wire[at + cut:], version)
 
 
 @pytest.mark.parametrize(("c", "version"), CASES)
 @SETTINGS
-@given(junk=st.binary(max_size=256))
+@given(junk=hostile_bytes())
 def test_garbage_raises_only_decode_error(c: MessageCodec, version: int, junk: bytes) -> None:
     _decode_or_decode_error(c, junk, version)
 
