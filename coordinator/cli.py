@@ -44,11 +44,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      "and group coordinator that real Kafka clients talk to.")
     sub = parser.add_subparsers(dest="command", required=True)
     _serve_parser(sub)
+    from .tools import consumer_groups
+
+    consumer_groups.register(sub)
     args = parser.parse_args(argv)
     if args.command == "serve":
         return serve(args)
-    parser.error(f"unknown command {args.command}")
-    return 2
+    return int(args.run(args))
 
 
 def serve(args: argparse.Namespace) -> int:
