@@ -99,6 +99,15 @@ class MessageCodec:
             return msgspec.field(default_factory=self._class_by_struct[id(t)])
         return fld.default_value()
 
+    def _fresh_default(self, fld: Field, env: dict[str, Any]) -> str:
+        """Source for a tagged field's default: written only when the value differs."""
+        t = fld.type
+        if isinstance(t, StructType) and fld.nullable.lo < 0 and fld.default is _MISSING:
+            key = f"_E{len(env)}"
+            env[key] = self._class_by_struct[id(t)]
+            return f"{key}()"
+        return _literal(fld, env)
+
     # -- public --------------------------------------------------------------
 
     def decoder(self, version: int) -> Decoder:
@@ -187,7 +196,7 @@ class MessageCodec:
                     names.append(run.name)
             if flexible:
                 for x in tagged:
-                    src(f"f_{x.name} = {_literal(x, env)}")
+                    src(f"f_{x.name} = {self._fresh_default(x, env)}")
                     names.append(x.name)
                 n = src.var("nt")
                 _emit_uvarint(src, n)
@@ -205,6 +214,10 @@ class MessageCodec:
                             self._decode_value(x, f"f_{x.name}", version, True, src, env, done)
                     src("else:" if tagged else "if True:")
                     with src.indent():
+                        src(f"if {s} > len(buf) - pos:")
+                        with src.indent():
+                            src(f"raise _DecodeError('tagged field of ' + str({s}) + ' bytes"
+                                " exceeds the frame')")
                         src(f"pos += {s}")
             args = ", ".join(f"{x}=f_{x}" for x in names)
             src(f"return _C_{fname}({args}), pos")
@@ -282,6 +295,9 @@ class MessageCodec:
         src(f"if {n} < 0:")
         with src.indent():
             src(f"{target} = None")
+        src(f"elif {n} > len(buf) - pos:")
+        with src.indent():
+            src(f"raise _DecodeError('length ' + str({n}) + ' exceeds the frame')")
         src("else:")
         with src.indent():
             if t == "string":
@@ -324,8 +340,9 @@ class MessageCodec:
                     tl = src.var("tags")
                     src(f"{tl} = []")
                     for x in tagged:
-                        dflt = _literal(x, env)
-                        src(f"if m.{x.name} != {dflt}:")
+                        dflt = self._fresh_default(x, env)
+                        src(f"if m.{x.name} is not None and m.{x.name} != {dflt}:"
+                            if isinstance(x.type, StructType) else f"if m.{x.name} != {dflt}:")
                         with src.indent():
                             src("_outer, out = out, bytearray()")
                             self._encode_value(x, f"m.{x.name}", version, True, src, env, done)

@@ -11,8 +11,9 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -52,7 +53,7 @@ class KcsimProcess:
                 cmd += [flag, str(value)]
         return cmd
 
-    def start(self) -> "KcsimProcess":
+    def start(self) -> KcsimProcess:
         """Start the server and wait for its ready line; the first start picks the port."""
         assert self.proc is None, "already running"
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -74,11 +75,14 @@ class KcsimProcess:
             except queue.Empty:
                 line = ""
             if line is None or remaining <= 0:
+                try:
+                    code = self.proc.wait(2) if line is None else self.proc.poll()
+                except subprocess.TimeoutExpired:
+                    code = None
                 self._kill()
-                raise RuntimeError(
-                    f"kcsim did not report ready within {START_TIMEOUT_S:.0f}s "
-                    f"(exit code {self.proc.returncode if self.proc else None}); stderr:\n"
-                    + self.stderr())
+                why = (f"exited with code {code}" if code is not None
+                       else f"did not report ready within {START_TIMEOUT_S:.0f}s")
+                raise RuntimeError(f"kcsim {why}; stderr:\n" + self.stderr(all_runs=False))
             match = READY.search(line)
             if match:
                 self.port = int(match.group(2))
@@ -111,7 +115,7 @@ class KcsimProcess:
             self.proc.wait()
         self.proc = None
 
-    def restart(self) -> "KcsimProcess":
+    def restart(self) -> KcsimProcess:
         """Stop and start again on the same port and data dir."""
         self.stop()
         return self.start()
@@ -130,13 +134,14 @@ class KcsimProcess:
             return ""
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[None]:
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[Any]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """Attach the stderr of every kcsim subprocess a failed test used to its report."""
-    outcome = yield
-    report = outcome.get_result()
+    report = yield
     if not report.failed:
-        return
+        return report
     seen: set[int] = set()
     for value in getattr(item, "funcargs", {}).values():
         servers = getattr(value, "servers", None) if not isinstance(value, KcsimProcess) else [value]
@@ -147,6 +152,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
                 if len(text) > 20000:
                     text = "...\n" + text[-20000:]
                 report.sections.append((f"kcsim stderr ({server.log_path})", text))
+    return report
 
 
 class _Factory:

@@ -47,7 +47,8 @@ def _wheel() -> Path:
     wheel_dir.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
            "--dest", str(wheel_dir), f"{WHEEL_PACKAGE}=={WHEEL_VERSION}"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=DOWNLOAD_TIMEOUT_S)
+    proc = subprocess.run(cmd, capture_output=True, text=True,
+                          timeout=DOWNLOAD_TIMEOUT_S, check=False)
     found = sorted(wheel_dir.glob(f"{WHEEL_PACKAGE.replace('-', '_')}-{WHEEL_VERSION}-*.whl"))
     if proc.returncode != 0 or not found:
         raise RuntimeError(
@@ -81,6 +82,7 @@ def jars() -> list[Path]:
             fd, tmp = tempfile.mkstemp(dir=lib, suffix=".part")
             with os.fdopen(fd, "wb") as out, zf.open(name) as src:
                 shutil.copyfileobj(src, out)
+            os.chmod(tmp, 0o644)
             os.replace(tmp, target)
     done.write_text("\n".join(sorted(wanted.values())) + "\n")
     return sorted(lib.glob("*.jar"))
@@ -100,11 +102,12 @@ def classpath() -> str:
         build = Path(tempfile.mkdtemp(dir=out.parent, prefix=".build-"))
         cmd = ["javac", "-encoding", "UTF-8", "-d", str(build),
                "-cp", os.pathsep.join(map(str, libs)), *map(str, sources)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
         if proc.returncode != 0:
             shutil.rmtree(build, ignore_errors=True)
             raise RuntimeError(f"javac failed:\n{proc.stdout}\n{proc.stderr}")
         (build / ".complete").touch()
+        os.chmod(build, 0o755)
         if out.exists():
             shutil.rmtree(build, ignore_errors=True)
         else:
@@ -116,4 +119,4 @@ def run(main_class: str, *args: str, timeout: float = 90) -> subprocess.Complete
     """Run a compiled test class; its stdout and stderr are returned as text."""
     cmd = ["java", "-Xshare:auto", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
            "-cp", classpath(), main_class, *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)

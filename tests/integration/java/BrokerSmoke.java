@@ -35,7 +35,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * the Java client. Each step prints one JSON object on a line; a failing step prints
  * {"step": ..., "error": ...} and the process exits with status 1.
  *
- * Usage: BrokerSmoke BOOTSTRAP TOPIC [MESSAGES] [PARTITIONS]
+ * Usage: BrokerSmoke BOOTSTRAP TOPIC [MESSAGES] [PARTITIONS] [COMPRESSION] [IDEMPOTENCE]
+ * COMPRESSION is a compression.type (default none); IDEMPOTENCE is true, false or
+ * default (the client's own default; without the argument: false).
  */
 public final class BrokerSmoke {
     private static final long STEP_TIMEOUT_S = 15;
@@ -45,6 +47,8 @@ public final class BrokerSmoke {
         String topic = args[1];
         int messages = args.length > 2 ? Integer.parseInt(args[2]) : 1000;
         int partitions = args.length > 3 ? Integer.parseInt(args[3]) : 3;
+        String compression = args.length > 4 ? args[4] : "none";
+        String idempotence = args.length > 5 ? args[5] : "false";
         List<TopicPartition> tps = new ArrayList<>();
         for (int p = 0; p < partitions; p++) {
             tps.add(new TopicPartition(topic, p));
@@ -80,7 +84,7 @@ public final class BrokerSmoke {
                 return obj("cluster_id", clusterId, "nodes", list,
                         "controller", controller == null ? -1 : controller.id());
             });
-            step("produce", () -> produce(bootstrap, topic, messages));
+            step("produce", () -> produce(bootstrap, topic, messages, compression, idempotence));
             step("consume", () -> consume(bootstrap, tps, messages));
             step("offsets", () -> {
                 try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(consumerProps(bootstrap))) {
@@ -127,12 +131,16 @@ public final class BrokerSmoke {
         System.exit(status);
     }
 
-    private static Map<String, Object> produce(String bootstrap, String topic, int messages) throws Exception {
+    private static Map<String, Object> produce(String bootstrap, String topic, int messages,
+                                               String compression, String idempotence) throws Exception {
         Properties props = common(bootstrap);
         props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         props.put(ProducerConfig.ACKS_CONFIG, "all");
-        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
+        props.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, compression);
+        if (!idempotence.equals("default")) {
+            props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, idempotence);
+        }
         props.put(ProducerConfig.LINGER_MS_CONFIG, "5");
         props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "10000");
         props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "15000");
