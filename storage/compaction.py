@@ -1,0 +1,250 @@
+"""Compaction: keep the newest record per key in the closed segments.
+
+The closed segments (all but the active one) are rewritten into new sealed
+segments that keep, in log order, only the newest frame of each
+(type id, key) and drop tombstones written more than the retention ago (with
+the older records of their key, which they already superseded). Frames are
+copied verbatim, CRC and write timestamp included, so a tombstone keeps its
+age across compactions. The outputs cover exactly the position range of the
+inputs, so the segment chain stays gap-free.
+
+The swap is crash-safe through the manifest (see ``storage.manifest``):
+outputs are written under temporary names and fsynced, then the manifest is
+committed, then files are moved. The active segment is never touched, so
+appends may continue on another thread while this runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import logging
+import mmap
+import os
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from crc32c import crc32c
+
+from .errors import CorruptLogError, StorageError
+from .fsutil import fsync_dir
+from .manifest import (
+    MANIFEST_NAME,
+    CompactionManifest,
+    commit_manifest,
+    manifest_committed,
+    roll_forward,
+    temporary_name,
+)
+from .segment import (
+    FRAME,
+    FRAME_FLAG_TOMBSTONE,
+    FRAME_HEADER_SIZE,
+    FRAME_PREFIX_SIZE,
+    IDENTITY_OFFSET,
+    SEGMENT_HEADER_SIZE,
+    Segment,
+    encode_segment_header,
+    segment_name,
+)
+
+if TYPE_CHECKING:
+    from .log import RecordLog
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CompactionStats:
+    segments_before: int = 0
+    segments_after: int = 0
+    records_before: int = 0
+    records_after: int = 0
+    bytes_before: int = 0
+    bytes_after: int = 0
+    tombstones_dropped: int = 0
+    duration_s: float = 0.0
+    skipped: bool = True  # nothing to gain: no file was changed
+
+
+@dataclass
+class _Output:
+    """A compacted segment being assembled: its range and the frames it gets."""
+
+    base: int
+    frames: list[memoryview]
+    size: int = SEGMENT_HEADER_SIZE
+    end: int = 0
+
+
+def compact(record_log: RecordLog, *, tombstone_retention_ms: int,
+            now_ms: int | None = None) -> CompactionStats:
+    """Rewrite the closed segments of ``record_log``; returns what changed.
+
+    Safe to call while another thread appends. Two compactions of the same
+    log at once are refused.
+    """
+    started = time.perf_counter()
+    if now_ms is None:
+        now_ms = time.time_ns() // 1_000_000
+    if not record_log.compaction_lock.acquire(blocking=False):
+        raise StorageError(f"a compaction of {record_log.directory} is already running")
+    try:
+        inputs = record_log.closed_segments()
+        if not inputs:
+            return CompactionStats()
+        buffers = [_read_segment(segment) for segment in inputs]
+        survivors, records_before = _newest_per_key(inputs, buffers)
+        outputs, dropped = _plan_outputs(
+            inputs, buffers, survivors, record_log.segment_bytes,
+            expire_before_ms=now_ms - tombstone_retention_ms,
+        )
+        bytes_before = sum(segment.size for segment in inputs)
+        stats = CompactionStats(
+            segments_before=len(inputs),
+            segments_after=len(outputs),
+            records_before=records_before,
+            records_after=sum(len(o.frames) for o in outputs),
+            bytes_before=bytes_before,
+            bytes_after=sum(o.size for o in outputs),
+            tombstones_dropped=dropped,
+            skipped=False,
+        )
+        if stats.records_after == records_before and len(outputs) >= len(inputs):
+            return _finish(dataclasses.replace(stats, skipped=True), started)
+        new_segments = _swap(record_log, inputs, outputs)
+        record_log.swap_segments(inputs, new_segments)
+        return _finish(stats, started)
+    finally:
+        record_log.compaction_lock.release()
+
+
+def _finish(stats: CompactionStats, started: float) -> CompactionStats:
+    stats = dataclasses.replace(stats, duration_s=time.perf_counter() - started)
+    if not stats.skipped:
+        log.info(
+            "compacted %d segments (%d records, %d bytes) into %d (%d records, %d bytes), "
+            "%d tombstones dropped, in %.3fs",
+            stats.segments_before, stats.records_before, stats.bytes_before,
+            stats.segments_after, stats.records_after, stats.bytes_after,
+            stats.tombstones_dropped, stats.duration_s,
+        )
+    return stats
+
+
+def _read_segment(segment: Segment) -> mmap.mmap:
+    """Map a closed segment: the kernel pages it in and out, so compacting a
+    large log does not need its whole size in memory."""
+    with open(segment.path, "rb") as f:
+        if os.fstat(f.fileno()).st_size < segment.size:
+            raise CorruptLogError(segment.path, 0, "segment shrank while open")
+        return mmap.mmap(f.fileno(), segment.size, access=mmap.ACCESS_READ)
+
+
+def _newest_per_key(inputs: list[Segment], buffers: list[mmap.mmap]) -> tuple[list[int], int]:
+    """Locations of the newest frame of each key, in log order, and the frame count.
+
+    A location packs (segment index, frame index, byte position) into one int
+    that sorts in log order. CRCs are checked again so that compaction never
+    copies a frame damaged on disk since the log was opened.
+    """
+    newest: dict[bytes, int] = {}
+    unpack = FRAME.unpack_from
+    total = 0
+    for segment_index, (segment, buf) in enumerate(zip(inputs, buffers)):
+        view = memoryview(buf)
+        pos, end, frame_index = SEGMENT_HEADER_SIZE, segment.size, 0
+        while pos < end:
+            length, crc, _magic, _flags, _version, _ts, key_len, _type_id = unpack(buf, pos)
+            frame_end = pos + FRAME_PREFIX_SIZE + length
+            if crc32c(view[pos + FRAME_PREFIX_SIZE:frame_end]) != crc:
+                raise CorruptLogError(segment.path, pos, "frame CRC mismatch during compaction")
+            identity = buf[pos + IDENTITY_OFFSET:pos + FRAME_HEADER_SIZE + key_len]
+            newest[identity] = (segment_index << 64) | (frame_index << 32) | pos
+            pos = frame_end
+            frame_index += 1
+        total += frame_index
+    return sorted(newest.values()), total
+
+
+def _plan_outputs(inputs: list[Segment], buffers: list[mmap.mmap], survivors: list[int],
+                  segment_bytes: int, *, expire_before_ms: int) -> tuple[list[_Output], int]:
+    """Split the surviving frames into output segments covering the inputs' range.
+
+    The first output starts where the first input starts and the last ends
+    where the last input ends; a later output starts at its first record's
+    position, so every record keeps a position inside its segment's range.
+    """
+    outputs = [_Output(inputs[0].base, [])]
+    dropped = 0
+    unpack = FRAME.unpack_from
+    views = [memoryview(buf) for buf in buffers]
+    for location in survivors:
+        segment_index, frame_index, pos = location >> 64, (location >> 32) & 0xFFFFFFFF, \
+            location & 0xFFFFFFFF
+        buf = buffers[segment_index]
+        length, _crc, _magic, flags, _version, timestamp, _key_len, _type_id = unpack(buf, pos)
+        if flags & FRAME_FLAG_TOMBSTONE and timestamp < expire_before_ms:
+            dropped += 1
+            continue
+        frame = views[segment_index][pos:pos + FRAME_PREFIX_SIZE + length]
+        current = outputs[-1]
+        if current.frames and current.size + len(frame) > segment_bytes:
+            current = _Output(inputs[segment_index].base + frame_index, [])
+            outputs.append(current)
+        current.frames.append(frame)
+        current.size += len(frame)
+    for output, following in itertools.pairwise(outputs):
+        output.end = following.base
+    outputs[-1].end = inputs[-1].end
+    return outputs, dropped
+
+
+def _swap(record_log: RecordLog, inputs: list[Segment], outputs: list[_Output]) -> list[Segment]:
+    """Write the outputs, commit the manifest, move files; returns the new segments."""
+    directory = record_log.directory
+    new_segments = []
+    try:
+        for output in outputs:
+            final = os.path.join(directory, segment_name(output.base))
+            _write_output(temporary_name(final), output)
+            new_segments.append(Segment(output.base, final, output.size, len(output.frames),
+                                        output.end))
+        fsync_dir(directory)
+        manifest = CompactionManifest(
+            inputs=tuple(segment.name for segment in inputs),
+            outputs=tuple(segment.name for segment in new_segments),
+        )
+        commit_manifest(directory, manifest)
+    except OSError as exc:
+        if manifest_committed(directory):
+            record_log.mark_failed(exc)
+        else:
+            _discard_outputs(directory, outputs)
+        raise
+    try:
+        roll_forward(directory, manifest)
+    except OSError as exc:
+        # The files are half swapped; the next open finishes the job.
+        record_log.mark_failed(exc)
+        raise
+    return new_segments
+
+
+def _write_output(path: str, output: _Output) -> None:
+    with open(path, "wb") as f:
+        f.write(encode_segment_header(output.base, output.end))
+        f.writelines(output.frames)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _discard_outputs(directory: str, outputs: list[_Output]) -> None:
+    """Best effort removal of temporary outputs after a failure before the commit."""
+    names = [temporary_name(segment_name(output.base)) for output in outputs]
+    for name in names + [temporary_name(MANIFEST_NAME)]:
+        try:
+            os.unlink(os.path.join(directory, name))
+        except OSError:
+            pass

@@ -1,0 +1,450 @@
+"""RecordLog: the coordinator's append-only, segmented log of records.
+
+Opening a log checks the segment headers and that the segments follow each
+other without gaps; the frames themselves are CRC-checked by the first replay
+in the same pass that decodes them (start-up reads every record exactly once).
+Appending before a replay validates first. Either way a torn tail is cut with a
+warning and earlier damage raises CorruptLogError naming the file and byte, or
+with ``repair=True`` cuts the log there.
+
+Once replayed, the log is safe to share between threads: appends, rolls and
+the segment list are guarded by a lock that is never held across an fsync, so
+an fsync running in a worker thread does not stall appends on the event-loop
+thread. Replay itself is a start-up step and must not race appends.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from typing import Self
+
+import msgspec
+
+from . import manifest
+from .errors import CorruptLogError, StorageError, UnsupportedRecordError
+from .fsutil import fsync_dir, fsync_path, make_dirs_durably, write_all
+from .records import Record
+from .segment import (
+    FRAME_HEADER_SIZE,
+    SEGMENT_HEADER_SIZE,
+    ScanResult,
+    Segment,
+    decode_frames,
+    decode_segment_header,
+    encode_frames,
+    encode_segment_header,
+    find_valid_frame,
+    iter_frame_refs,
+    scan_and_decode,
+    scan_frames,
+    segment_name,
+)
+
+DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
+
+log = logging.getLogger(__name__)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class RecordLog:
+    """Segmented record log under one directory. Use :meth:`open`."""
+
+    def __init__(self, directory: str, segments: list[Segment], segment_bytes: int, *,
+                 repair: bool, read_only: bool) -> None:
+        self._directory = directory
+        self._segments = segments
+        self._segment_bytes = segment_bytes
+        self._repair = repair
+        self._read_only = read_only
+        self._validated = 0  # how many leading segments have had their frames checked
+        self._ready = False  # every segment validated and, if writable, the active one open
+        self._startup_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self.compaction_lock = threading.Lock()
+        self._fd: int | None = None
+        self._unsynced_paths: list[str] = []
+        self._dir_dirty = False
+        self._closed = False
+        self._broken: BaseException | None = None
+
+    # -- opening ------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+             repair: bool = False, read_only: bool = False) -> RecordLog:
+        """Open (creating if needed) the log in ``path``.
+
+        ``repair=True`` cuts the log at the first corruption instead of raising.
+        ``read_only=True`` changes nothing on disk (no repair, no torn-tail cut):
+        for inspecting a log, possibly while a server appends to it.
+        """
+        directory = os.fspath(path)
+        if segment_bytes < SEGMENT_HEADER_SIZE + FRAME_HEADER_SIZE:
+            raise ValueError(f"segment_bytes={segment_bytes} is too small")
+        if read_only:
+            if repair:
+                raise ValueError("repair needs a writable log")
+            files = manifest.effective_segment_files(directory)
+        else:
+            make_dirs_durably(directory)
+            manifest.recover(directory)
+            files = manifest.segment_files(directory)
+        segments = _check_headers(directory, files, repair=repair, read_only=read_only)
+        return cls(directory, segments, segment_bytes, repair=repair, read_only=read_only)
+
+    # -- reading ------------------------------------------------------------------
+
+    def replay(self) -> Iterator[Record]:
+        """Every record, oldest first (tombstones have value None).
+
+        Meant for start-up, before appends: it validates frames as it goes, so
+        CorruptLogError can surface after some records were yielded.
+        """
+        index = 0
+        while True:
+            with self._lock:
+                if index >= len(self._segments):
+                    break
+                segment = self._segments[index]
+                validated = index < self._validated
+                size = segment.size
+            buf = _read_file(segment.path, size)
+            if validated:
+                if len(buf) < size:
+                    raise CorruptLogError(segment.path, len(buf), "segment shrank while open")
+                try:
+                    yield from decode_frames(buf, SEGMENT_HEADER_SIZE, size)
+                except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                    raise _undecodable(segment.path, buf, size, exc) from exc
+            else:
+                try:
+                    scan = yield from scan_and_decode(buf, SEGMENT_HEADER_SIZE, len(buf))
+                except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                    raise _undecodable(segment.path, buf, len(buf), exc) from exc
+                self._accept_scan(index, buf, scan)
+            index += 1
+        self._ensure_ready()
+
+    def _ensure_ready(self) -> None:
+        """Check the frames no replay has seen yet, then open the active segment.
+
+        Runs once; later calls (from any thread) return at once.
+        """
+        if self._ready:
+            return
+        with self._startup_lock:
+            if self._ready:
+                return
+            if self._closed:
+                raise StorageError(f"record log {self._directory} is closed")
+            while self._validated < len(self._segments):
+                segment = self._segments[self._validated]
+                buf = _read_file(segment.path, None)
+                scan = scan_frames(buf, SEGMENT_HEADER_SIZE, len(buf))
+                self._accept_scan(self._validated, buf, scan)
+            if not self._read_only:
+                self._open_active_segment()
+            self._ready = True
+
+    def _accept_scan(self, index: int, buf: bytes, scan: ScanResult) -> None:
+        """Record what validation found in segment ``index``: cut a torn tail, refuse damage."""
+        segment = self._segments[index]
+        is_last = index == len(self._segments) - 1
+        path = segment.path
+        if scan.unsupported:
+            raise UnsupportedRecordError(path, scan.valid_end, scan.problem or "")
+        if segment.sealed_end is not None and segment.base + scan.count > segment.sealed_end:
+            self._cut(index, path, 0, f"{scan.count} records exceed the sealed range "
+                                      f"[{segment.base}, {segment.sealed_end})")
+            return
+        segment.size, segment.count = scan.valid_end, scan.count
+        if scan.problem is not None:
+            if is_last and find_valid_frame(buf, scan.valid_end, len(buf)) is None:
+                if not self._read_only:
+                    log.warning("truncating torn tail of %s at byte %d (%s, %d bytes dropped)",
+                                path, scan.valid_end, scan.problem, len(buf) - scan.valid_end)
+                    _truncate(path, scan.valid_end)
+            else:
+                self._cut(index + 1, path, scan.valid_end, scan.problem)
+                _truncate(path, scan.valid_end)
+                self._validated = index + 1
+                return
+        if not is_last and segment.sealed_end is None:
+            following = self._segments[index + 1]
+            if following.base != segment.end:
+                self._cut(index + 1, following.path, 0, _gap_reason(segment.end, following.base))
+        self._validated = index + 1
+
+    def _cut(self, drop_from: int, path: str, position: int, reason: str) -> None:
+        """Damage at ``position`` in ``path``: raise, or when repairing drop the
+        segments from index ``drop_from`` on (the caller truncates ``path``)."""
+        if not self._repair or self._read_only:
+            raise CorruptLogError(path, position, reason)
+        log.warning("repair: cutting the log at byte %d of %s (%s)", position, path, reason)
+        with self._lock:
+            dropped, self._segments[drop_from:] = self._segments[drop_from:], []
+        for segment in dropped:
+            log.warning("repair: deleting %s", segment.path)
+            os.unlink(segment.path)
+        fsync_dir(self._directory)
+
+    def _open_active_segment(self) -> None:
+        last = self._segments[-1] if self._segments else None
+        if last is None or last.sealed_end is not None:
+            with self._lock:
+                self._create_segment(last.end if last else 0)
+            self._sync_files()
+            return
+        self._fd = os.open(last.path, os.O_RDWR)
+        os.lseek(self._fd, last.size, os.SEEK_SET)
+
+    def _create_segment(self, base: int) -> Segment:
+        path = os.path.join(self._directory, segment_name(base))
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            write_all(fd, encode_segment_header(base, None))
+        except BaseException:
+            os.close(fd)
+            raise
+        segment = Segment(base, path, SEGMENT_HEADER_SIZE, 0)
+        self._segments.append(segment)
+        self._validated = len(self._segments)
+        self._fd = fd
+        self._dir_dirty = True
+        return segment
+
+    # -- writing ------------------------------------------------------------------
+
+    def append(self, records: Sequence[Record], *, timestamp_ms: int | None = None) -> None:
+        """Write records to the OS (no fsync); they replay after everything before them.
+
+        ``timestamp_ms`` is the write time stored in each frame (defaults to now);
+        compaction measures tombstone retention from it.
+        """
+        if not records:
+            return
+        frames = encode_frames(records, now_ms() if timestamp_ms is None else timestamp_ms)
+        self._ensure_ready()
+        with self._lock:
+            self._check_writable()
+            try:
+                active = self._segments[-1]
+                batch: list[bytes] = []
+                batch_bytes = 0
+                for frame in frames:
+                    full = active.size + batch_bytes + len(frame) > self._segment_bytes
+                    if full and (active.count or batch):
+                        self._write(active, batch, batch_bytes)
+                        batch, batch_bytes = [], 0
+                        active = self._roll()
+                    batch.append(frame)
+                    batch_bytes += len(frame)
+                self._write(active, batch, batch_bytes)
+            except OSError as exc:
+                self._broken = exc
+                raise
+
+    def _write(self, active: Segment, frames: list[bytes], size: int) -> None:
+        assert self._fd is not None
+        try:
+            write_all(self._fd, b"".join(frames))
+        except OSError:
+            # Leave no partial frame behind if the OS lets us (disk full).
+            os.ftruncate(self._fd, active.size)
+            os.lseek(self._fd, active.size, os.SEEK_SET)
+            raise
+        active.size += size
+        active.count += len(frames)
+
+    def _roll(self) -> Segment:
+        """Seal the active segment (recording its end) and start the next one."""
+        assert self._fd is not None
+        old = self._segments[-1]
+        end = old.base + old.count
+        os.pwrite(self._fd, encode_segment_header(old.base, end), 0)
+        old.sealed_end = end
+        os.close(self._fd)
+        self._fd = None
+        self._unsynced_paths.append(old.path)
+        return self._create_segment(end)
+
+    def sync(self) -> None:
+        """Fsync everything appended so far (and the directory after a roll)."""
+        if self._read_only:
+            return
+        self._ensure_ready()
+        self._sync_files()
+
+    def _sync_files(self) -> None:
+        with self._lock:
+            self._check_writable()
+            assert self._fd is not None
+            paths, self._unsynced_paths = self._unsynced_paths, []
+            dir_dirty, self._dir_dirty = self._dir_dirty, False
+            fd = os.dup(self._fd)
+        try:
+            for path in paths:
+                fsync_path(path)
+            os.fsync(fd)
+            if dir_dirty:
+                fsync_dir(self._directory)
+        except OSError as exc:
+            self._broken = exc
+            raise
+        finally:
+            os.close(fd)
+
+    def _check_writable(self) -> None:
+        if self._closed:
+            raise StorageError(f"record log {self._directory} is closed")
+        if self._read_only:
+            raise StorageError(f"record log {self._directory} was opened read-only")
+        if self._broken is not None:
+            raise StorageError(
+                f"record log {self._directory} failed earlier: {self._broken}"
+            ) from self._broken
+
+    def close(self) -> None:
+        """Release the file descriptor; call :meth:`sync` first for durability."""
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+            self._closed = True
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- introspection and compaction hooks ---------------------------------------
+
+    @property
+    def directory(self) -> str:
+        return self._directory
+
+    @property
+    def segment_bytes(self) -> int:
+        return self._segment_bytes
+
+    @property
+    def segments(self) -> tuple[Segment, ...]:
+        with self._lock:
+            return tuple(self._segments)
+
+    @property
+    def size_bytes(self) -> int:
+        with self._lock:
+            return sum(s.size for s in self._segments)
+
+    def closed_segments(self) -> list[Segment]:
+        """Validated segments that no longer receive appends (all but the active one)."""
+        self._ensure_ready()
+        with self._lock:
+            self._check_writable()
+            return list(self._segments[:-1])
+
+    def mark_failed(self, exc: BaseException) -> None:
+        """Refuse further writes: the files no longer match what this object knows."""
+        with self._lock:
+            self._broken = exc
+
+    def swap_segments(self, old: list[Segment], new: list[Segment]) -> None:
+        """Replace the leading segments ``old`` by ``new`` (after compaction moved files)."""
+        with self._lock:
+            if self._segments[: len(old)] != old:
+                raise StorageError("segments changed under compaction")
+            self._segments[: len(old)] = new
+            self._validated += len(new) - len(old)
+
+
+def _check_headers(directory: str, files: dict[int, str], *, repair: bool,
+                   read_only: bool) -> list[Segment]:
+    """Segments from their headers: names match, sealed ranges leave no gap.
+
+    A partial header on the last segment (a crash while creating it) is
+    rewritten; anything else wrong raises, or with ``repair`` cuts the log there.
+    """
+    segments: list[Segment] = []
+    ordered = sorted(files.items())
+    for index, (base, path) in enumerate(ordered):
+        is_last = index == len(ordered) - 1
+        with open(path, "rb") as f:
+            head = f.read(SEGMENT_HEADER_SIZE)
+            size = os.fstat(f.fileno()).st_size
+        previous = segments[-1] if segments else None
+        expected = 0 if previous is None else previous.sealed_end
+        header = decode_segment_header(head)
+        if isinstance(header, str):
+            if is_last and size <= SEGMENT_HEADER_SIZE and expected in (None, base):
+                segments.append(_restart_torn_segment(base, path, header, read_only))
+                break
+            problem = header
+        elif header[0] != base:
+            problem = f"header says base {header[0]}, file name says {base}"
+        elif expected is not None and base != expected:
+            problem = _gap_reason(expected, base)
+        else:
+            segments.append(Segment(base, path, size, 0, header[1]))
+            continue
+        if not repair or read_only:
+            raise CorruptLogError(path, 0, problem)
+        log.warning("repair: cutting the log at byte 0 of %s (%s)", path, problem)
+        for _, dropped in ordered[index:]:
+            log.warning("repair: deleting %s", dropped)
+            os.unlink(dropped)
+        fsync_dir(directory)
+        break
+    return segments
+
+
+def _gap_reason(expected: int, found: int) -> str:
+    what = "missing segment" if found > expected else "overlapping segment"
+    return f"{what}: expected a segment starting at position {expected}, found {found}"
+
+
+def _restart_torn_segment(base: int, path: str, problem: str, read_only: bool) -> Segment:
+    """A crash while creating a segment left a partial header: start it afresh."""
+    if not read_only:
+        log.warning("rewriting the torn header of %s (%s)", path, problem)
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+        try:
+            write_all(fd, encode_segment_header(base, None))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    return Segment(base, path, SEGMENT_HEADER_SIZE, 0)
+
+
+def _read_file(path: str, size: int | None) -> bytes:
+    with open(path, "rb") as f:
+        return f.read() if size is None else f.read(size)
+
+
+def _truncate(path: str, size: int) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _undecodable(path: str, buf: bytes, size: int, exc: Exception) -> CorruptLogError:
+    """Locate the first frame that passes its CRC but does not decode."""
+    position = SEGMENT_HEADER_SIZE
+    for frame_start, frame_end, _identity in iter_frame_refs(buf, SEGMENT_HEADER_SIZE, size):
+        try:
+            next(decode_frames(buf, frame_start, frame_end))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            position = frame_start
+            break
+    return CorruptLogError(path, position, f"record does not decode: {exc}")

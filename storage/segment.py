@@ -1,0 +1,327 @@
+"""On-disk format of record-log segments: file header, frames, scanning, decoding.
+
+A segment file is a 32-byte header followed by frames::
+
+    header: magic "KCSL" | format u16 | flags u16 | base u64 | end u64 | crc u32 | pad u32
+    frame:  length u32 | crc32c u32 | magic u8 | flags u8 | value_version u16
+            | timestamp_ms i64 | key_len u32 | type_id u16 | key | value
+
+All integers are little-endian. ``length`` counts the bytes after the CRC
+field and the CRC covers exactly those bytes. Flag bit 0 marks a tombstone
+(the value is empty). ``type_id`` sits right before the key so that
+``type_id + key`` is one contiguous slice: compaction uses it as the identity
+of a record without decoding anything. The per-frame magic byte lets a scan
+find out cheaply whether valid frames follow a damaged one.
+
+Positions ("base" and "end") count records, like Kafka offsets: a segment
+covers positions [base, end). An open segment's end is base + its frame count;
+a sealed segment (rolled, or written by compaction) stores its end in the
+header, which lets a scan spot a missing segment even after compaction
+removed records.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Generator, Iterable, Iterator
+from dataclasses import dataclass
+
+import msgspec
+from crc32c import crc32c
+
+from .records import RECORD_TYPES, TYPE_BY_KEY, Record
+
+SEGMENT_SUFFIX = ".log"
+
+SEGMENT_MAGIC = b"KCSL"
+SEGMENT_FORMAT = 1
+SEGMENT_FLAG_SEALED = 0x1
+_SEGMENT_HEADER = struct.Struct("<4sHHQQ")
+_SEGMENT_HEADER_CRC = struct.Struct("<I4x")
+SEGMENT_HEADER_SIZE = _SEGMENT_HEADER.size + _SEGMENT_HEADER_CRC.size  # 32
+
+FRAME = struct.Struct("<IIBBHqIH")
+FRAME_HEADER_SIZE = FRAME.size  # 26
+FRAME_PREFIX_SIZE = 8  # length + crc
+FRAME_MAGIC = 0xC5
+FRAME_FLAG_TOMBSTONE = 0x1
+_FRAME_PREFIX = struct.Struct("<II")
+_FRAME_BODY = struct.Struct("<BBHqIH")
+_MIN_LENGTH = FRAME_HEADER_SIZE - FRAME_PREFIX_SIZE
+IDENTITY_OFFSET = FRAME_HEADER_SIZE - 2  # type_id, then the key: one slice
+_MAGIC_BYTE = bytes([FRAME_MAGIC])
+
+
+def segment_name(base: int) -> str:
+    """File name of the segment starting at ``base`` (Kafka style, zero padded)."""
+    return f"{base:020d}{SEGMENT_SUFFIX}"
+
+
+def parse_segment_name(name: str) -> int | None:
+    """Base position encoded in a segment file name, or None for other files."""
+    stem, suffix = name[: -len(SEGMENT_SUFFIX)], name[-len(SEGMENT_SUFFIX):]
+    if suffix != SEGMENT_SUFFIX or len(stem) != 20 or not stem.isdigit():
+        return None
+    return int(stem)
+
+
+# -- segment header -----------------------------------------------------------
+
+
+def encode_segment_header(base: int, sealed_end: int | None) -> bytes:
+    flags = SEGMENT_FLAG_SEALED if sealed_end is not None else 0
+    head = _SEGMENT_HEADER.pack(SEGMENT_MAGIC, SEGMENT_FORMAT, flags, base, sealed_end or 0)
+    return head + _SEGMENT_HEADER_CRC.pack(crc32c(head))
+
+
+def decode_segment_header(buf: bytes) -> tuple[int, int | None] | str:
+    """(base, sealed_end) from a segment header, or why it is invalid."""
+    if len(buf) < SEGMENT_HEADER_SIZE:
+        return "truncated segment header"
+    magic, fmt, flags, base, end = _SEGMENT_HEADER.unpack_from(buf, 0)
+    (crc,) = _SEGMENT_HEADER_CRC.unpack_from(buf, _SEGMENT_HEADER.size)
+    if magic != SEGMENT_MAGIC:
+        return "bad segment magic"
+    if crc != crc32c(bytes(buf[: _SEGMENT_HEADER.size])):
+        return "segment header CRC mismatch"
+    if fmt != SEGMENT_FORMAT:
+        return f"unknown segment format {fmt}"
+    return base, (end if flags & SEGMENT_FLAG_SEALED else None)
+
+
+# -- segments as the log sees them ------------------------------------------------
+
+
+@dataclass(eq=False)
+class Segment:
+    """One segment file: where it is, what it covers and how much of it is valid."""
+
+    base: int
+    path: str
+    size: int  # valid bytes, header included
+    count: int  # frames
+    sealed_end: int | None = None
+
+    @property
+    def end(self) -> int:
+        return self.sealed_end if self.sealed_end is not None else self.base + self.count
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.path)
+
+
+# -- frames ---------------------------------------------------------------------
+
+_encode = msgspec.msgpack.Encoder().encode
+
+
+def encode_frames(records: Iterable[Record], timestamp_ms: int) -> list[bytes]:
+    """One frame per record; raises TypeError for a key/value that is not a record type."""
+    frames = []
+    pack_body = _FRAME_BODY.pack
+    pack_prefix = _FRAME_PREFIX.pack
+    for record in records:
+        key, value = record.key, record.value
+        record_type = TYPE_BY_KEY.get(type(key))
+        if record_type is None:
+            raise TypeError(f"{type(key).__name__} is not a storage record key")
+        key_bytes = _encode(key)
+        if value is None:
+            flags, value_bytes = FRAME_FLAG_TOMBSTONE, b""
+        elif type(value) is record_type.value:
+            flags, value_bytes = 0, _encode(value)
+        else:
+            raise TypeError(
+                f"{record_type.name} record needs a {record_type.value.__name__} value, "
+                f"got {type(value).__name__}"
+            )
+        body = (
+            pack_body(FRAME_MAGIC, flags, record_type.version, timestamp_ms, len(key_bytes),
+                      record_type.id)
+            + key_bytes
+            + value_bytes
+        )
+        frames.append(pack_prefix(len(body), crc32c(body)) + body)
+    return frames
+
+
+# -- decoding table -----------------------------------------------------------
+
+_TYPE_ID_SPACE = 1 << 16
+
+
+def _decoder_table() -> list[tuple | None]:
+    """(decode_key, decode_value, newest readable version) indexed by type id."""
+    table: list[tuple | None] = [None] * _TYPE_ID_SPACE
+    for t in RECORD_TYPES:
+        table[t.id] = (
+            msgspec.msgpack.Decoder(t.key).decode,
+            msgspec.msgpack.Decoder(t.value).decode,
+            t.version,
+        )
+    return table
+
+
+_DECODERS = _decoder_table()
+
+
+def _unsupported_reason(type_id: int, version: int) -> str:
+    if _DECODERS[type_id] is None:
+        return f"unknown record type {type_id}"
+    return f"record type {type_id} version {version} is newer than this kcsim reads"
+
+
+# -- scanning and decoding ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    """Outcome of walking a segment's frames from its header onwards."""
+
+    count: int  # valid frames
+    valid_end: int  # byte position just after the last valid frame
+    problem: str | None = None  # why the walk stopped early
+    unsupported: bool = False  # the frame at valid_end is valid but unreadable here
+
+
+def _frame_problem(buf: bytes, view: memoryview, pos: int, end: int) -> tuple[str | None, int]:
+    """Why the frame at ``pos`` is invalid (None if valid) and where it ends."""
+    if end - pos < FRAME_HEADER_SIZE:
+        return "partial frame", end
+    length, crc, magic, _flags, _version, _ts, key_len, _type_id = FRAME.unpack_from(buf, pos)
+    frame_end = pos + FRAME_PREFIX_SIZE + length
+    if magic != FRAME_MAGIC:
+        return "bad frame magic", end
+    if length < _MIN_LENGTH + key_len:
+        return "frame length shorter than its header", end
+    if frame_end > end:
+        return "frame runs past the end of the file", end
+    if crc32c(view[pos + FRAME_PREFIX_SIZE:frame_end]) != crc:
+        return "frame CRC mismatch", frame_end
+    return None, frame_end
+
+
+def scan_frames(buf: bytes, start: int, end: int) -> ScanResult:
+    """Walk and CRC-check frames in ``buf[start:end]``; stop at the first bad one."""
+    view = memoryview(buf)
+    unpack = FRAME.unpack_from
+    decoders = _DECODERS
+    pos, count = start, 0
+    try:
+        while pos < end:
+            length, crc, magic, _flags, version, _ts, key_len, type_id = unpack(buf, pos)
+            frame_end = pos + FRAME_PREFIX_SIZE + length
+            if (
+                magic != FRAME_MAGIC
+                or frame_end > end
+                or length < _MIN_LENGTH + key_len
+                or crc32c(view[pos + FRAME_PREFIX_SIZE:frame_end]) != crc
+            ):
+                break
+            entry = decoders[type_id]
+            if entry is None or version > entry[2]:
+                return ScanResult(count, pos, _unsupported_reason(type_id, version), True)
+            pos = frame_end
+            count += 1
+    except struct.error:
+        pass
+    if pos >= end:
+        return ScanResult(count, pos)
+    problem, _ = _frame_problem(buf, view, pos, end)
+    return ScanResult(count, pos, problem or "invalid frame")
+
+
+def find_valid_frame(buf: bytes, start: int, end: int) -> int | None:
+    """Position of some valid frame starting after ``start``, or None.
+
+    Tells a torn tail (garbage up to the end) from damage in the middle of a
+    file (valid frames follow). Candidates are found with bytes.find on the
+    per-frame magic byte, so zero-filled or short tails cost next to nothing.
+    """
+    view = memoryview(buf)
+    search_from = start + 1 + FRAME_PREFIX_SIZE
+    while True:
+        magic_at = buf.find(_MAGIC_BYTE, search_from, end)
+        if magic_at < 0:
+            return None
+        candidate = magic_at - FRAME_PREFIX_SIZE
+        problem, _ = _frame_problem(buf, view, candidate, end)
+        if problem is None:
+            return candidate
+        search_from = magic_at + 1
+
+
+def decode_frames(buf: bytes, start: int, end: int) -> Iterator[Record]:
+    """Records of already-validated frames in ``buf[start:end]``, in order."""
+    view = memoryview(buf)
+    unpack = FRAME.unpack_from
+    decoders = _DECODERS
+    pos = start
+    while pos < end:
+        length, _crc, _magic, flags, _version, _ts, key_len, type_id = unpack(buf, pos)
+        key_start = pos + FRAME_HEADER_SIZE
+        value_start = key_start + key_len
+        pos += FRAME_PREFIX_SIZE + length
+        decode_key, decode_value, _ = decoders[type_id]  # type: ignore[misc]
+        yield Record(
+            decode_key(view[key_start:value_start]),
+            None if flags & FRAME_FLAG_TOMBSTONE else decode_value(view[value_start:pos]),
+        )
+
+
+def scan_and_decode(buf: bytes, start: int, end: int) -> Generator[Record, None, ScanResult]:
+    """Validate and decode in one pass: yields records, returns the ScanResult.
+
+    This is the start-up replay loop, so validation and decoding share one walk
+    over the frames and one struct unpack per frame.
+    """
+    view = memoryview(buf)
+    unpack = FRAME.unpack_from
+    decoders = _DECODERS
+    pos, count = start, 0
+    try:
+        while pos < end:
+            length, crc, magic, flags, version, _ts, key_len, type_id = unpack(buf, pos)
+            key_start = pos + FRAME_HEADER_SIZE
+            value_start = key_start + key_len
+            frame_end = pos + FRAME_PREFIX_SIZE + length
+            if (
+                magic != FRAME_MAGIC
+                or frame_end > end
+                or value_start > frame_end
+                or crc32c(view[pos + FRAME_PREFIX_SIZE:frame_end]) != crc
+            ):
+                break
+            entry = decoders[type_id]
+            if entry is None or version > entry[2]:
+                return ScanResult(count, pos, _unsupported_reason(type_id, version), True)
+            yield Record(
+                entry[0](view[key_start:value_start]),
+                None if flags & FRAME_FLAG_TOMBSTONE else entry[1](view[value_start:frame_end]),
+            )
+            pos = frame_end
+            count += 1
+    except struct.error:
+        pass
+    if pos >= end:
+        return ScanResult(count, pos)
+    problem, _ = _frame_problem(buf, view, pos, end)
+    return ScanResult(count, pos, problem or "invalid frame")
+
+
+def iter_frame_refs(buf: bytes, start: int, end: int) -> Iterator[tuple[int, int, bytes]]:
+    """(frame start, frame end, identity) for each validated frame, in order."""
+    unpack = FRAME.unpack_from
+    pos = start
+    while pos < end:
+        length, _crc, _magic, _flags, _version, _ts, key_len, _type_id = unpack(buf, pos)
+        frame_end = pos + FRAME_PREFIX_SIZE + length
+        yield pos, frame_end, buf[pos + IDENTITY_OFFSET:pos + FRAME_HEADER_SIZE + key_len]
+        pos = frame_end
+
+
+def frame_timestamp(buf: bytes, pos: int) -> int:
+    """The write timestamp (ms) of the frame at ``pos``."""
+    return FRAME.unpack_from(buf, pos)[5]

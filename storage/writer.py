@@ -1,0 +1,332 @@
+"""GroupCommitWriter: makes records durable for many concurrent trio tasks.
+
+With ``fsync="always"`` every committer waits until its records are fsynced,
+but the writer task takes everything submitted since its last flush, appends
+it and fsyncs once, then releases all those committers together: one fsync
+serves a whole burst of commits. With ``"interval"`` records are appended and
+released at once and an fsync runs every ``interval_ms``; with ``"never"`` the
+OS decides when data reaches the disk.
+
+Any write error fails the writer for good (an fsync error in particular must
+not be retried: the kernel may already have dropped the dirty pages). Pending
+and later commits raise StorageFailedError and the server is expected to exit.
+
+Blocking file work runs in worker threads (trio.to_thread), except the appends
+of the "interval" and "never" policies, which only copy into the page cache.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import trio
+
+from .compaction import CompactionStats, compact
+from .errors import StorageClosedError, StorageError, StorageFailedError
+from .log import RecordLog
+from .records import Record
+
+FsyncPolicy = Literal["always", "interval", "never"]
+FSYNC_POLICIES: tuple[str, ...] = ("always", "interval", "never")
+DEFAULT_TOMBSTONE_RETENTION_MS = 24 * 60 * 60 * 1000
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class WriterStats:
+    commits: int = 0
+    records: int = 0
+    flushes: int = 0  # group-commit rounds (policy "always")
+    syncs: int = 0  # fsync rounds of the log
+    compactions: int = 0
+
+
+@dataclass
+class _Batch:
+    """Records of every committer waiting for the same flush."""
+
+    records: list[Record] = field(default_factory=list)
+    done: trio.Event = field(default_factory=trio.Event)
+    error: BaseException | None = None  # the StorageError type to raise, with its cause
+    cause: BaseException | None = None
+
+
+def _wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _now() -> float:
+    """Trio's clock inside trio (so tests can use a mock clock), else the OS one."""
+    try:
+        return trio.current_time()
+    except RuntimeError:
+        return time.monotonic()
+
+
+class GroupCommitWriter:
+    """Serialises writes to a RecordLog; start :meth:`run` in a nursery."""
+
+    def __init__(
+        self,
+        log: RecordLog,
+        fsync: FsyncPolicy = "always",
+        *,
+        interval_ms: int = 1000,
+        compact_interval_ms: int | None = None,
+        tombstone_retention_ms: int = DEFAULT_TOMBSTONE_RETENTION_MS,
+        clock_ms: Callable[[], int] = _wall_clock_ms,
+    ) -> None:
+        if fsync not in FSYNC_POLICIES:
+            raise ValueError(f"fsync must be one of {FSYNC_POLICIES}, not {fsync!r}")
+        self._log = log
+        self._policy = fsync
+        self._interval_s = interval_ms / 1000
+        self._compact_interval_s = None if compact_interval_ms is None else compact_interval_ms / 1000
+        self._tombstone_retention_ms = tombstone_retention_ms
+        self._clock_ms = clock_ms
+        self.stats = WriterStats()
+        self._batch = _Batch()
+        self._wakeup = trio.Event()
+        self._critical = trio.Lock()
+        self._failure: BaseException | None = None
+        self._closing = False
+        self._running = False
+        self._stopped = trio.Event()
+        self._appended_since_sync = False
+        self._last_sync_time = _now()
+        self._compacted_segments: tuple = ()
+        self._last_compaction_ms: int | None = None
+        self._last_compaction_check = _now()
+
+    @property
+    def policy(self) -> str:
+        return self._policy
+
+    @property
+    def failure(self) -> BaseException | None:
+        """The error that failed the writer, if any."""
+        return self._failure
+
+    # -- committing ---------------------------------------------------------------
+
+    async def commit(self, records: Sequence[Record]) -> None:
+        """Return once ``records`` are durable as the fsync policy defines.
+
+        A committer cancelled while waiting does not withdraw its records: they
+        are written with the rest of their batch.
+        """
+        self._raise_if_unusable()
+        if not records:
+            await trio.lowlevel.checkpoint()
+            return
+        self.stats.commits += 1
+        if self._policy != "always":
+            self._append_now(records)
+            await trio.lowlevel.checkpoint()
+            return
+        batch = self._batch
+        batch.records.extend(records)
+        self._wakeup.set()
+        await batch.done.wait()
+        if batch.error is not None:
+            raise type(batch.error)(str(batch.error)) from batch.cause
+
+    def commit_now(self, records: Sequence[Record]) -> None:
+        """Synchronous commit for code without trio: append, then fsync per the policy.
+
+        Call it from the thread that runs trio (or with no trio at all), never
+        from another thread while :meth:`run` is active.
+        """
+        self._raise_if_unusable()
+        if not records:
+            return
+        self.stats.commits += 1
+        self._append_now(records)
+        if self._policy == "always" or (
+            self._policy == "interval" and self._sync_due(_now())
+        ):
+            try:
+                self._sync(_now())
+            except (OSError, StorageError) as exc:
+                raise self._fail(exc) from exc
+
+    def _append_now(self, records: Sequence[Record]) -> None:
+        try:
+            self._log.append(records, timestamp_ms=self._clock_ms())
+        except (OSError, StorageError) as exc:
+            raise self._fail(exc) from exc
+        self.stats.records += len(records)
+        if not self._appended_since_sync:
+            self._appended_since_sync = True
+            if self._policy == "interval":
+                self._wakeup.set()  # the writer task now has an fsync to schedule
+
+    def _raise_if_unusable(self) -> None:
+        if self._failure is not None:
+            raise StorageFailedError(
+                f"storage failed earlier ({self._failure}); nothing more can be written"
+            ) from self._failure
+        if self._closing:
+            raise StorageClosedError("the storage writer is shut down")
+
+    def _fail(self, exc: BaseException) -> StorageFailedError:
+        """Fail the writer for good; returns the error for the current caller to raise."""
+        if self._failure is None:
+            self._failure = exc
+            log.error("storage failed, no further records will be written: %r", exc)
+            self._wakeup.set()
+        return StorageFailedError(f"storage write failed: {exc}")
+
+    # -- the writer task ------------------------------------------------------------
+
+    async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Flush, fsync and compact until :meth:`aclose` or a storage failure."""
+        if self._running:
+            raise RuntimeError("GroupCommitWriter.run is already running")
+        self._running = True
+        self._last_sync_time = self._last_compaction_check = trio.current_time()
+        task_status.started()
+        try:
+            while not self._closing and self._failure is None:
+                await self._wait_for_work()
+                async with self._critical:
+                    await self._flush()
+                    if self._policy == "interval" and self._sync_due(trio.current_time()):
+                        await self._sync_in_thread()
+                    if self._compaction_due():
+                        await self._compact(self._tombstone_retention_ms, None)
+            if self._failure is None:
+                async with self._critical:
+                    await self._flush()
+                    if self._policy == "interval" and self._appended_since_sync:
+                        await self._sync_in_thread()
+        except StorageFailedError:
+            pass  # already logged; committers see it
+        finally:
+            self._closing = True
+            self._release_batch(self._batch, self._stopped_error())
+            self._stopped.set()
+
+    async def aclose(self) -> None:
+        """Write what is pending, stop :meth:`run` and wait for it."""
+        self._closing = True
+        self._wakeup.set()
+        if self._running:
+            await self._stopped.wait()
+        else:
+            self._release_batch(self._batch, self._stopped_error())
+
+    def _stopped_error(self) -> StorageError:
+        if self._failure is not None:
+            return StorageFailedError(f"storage failed: {self._failure}")
+        return StorageClosedError("the storage writer stopped before writing these records")
+
+    async def _wait_for_work(self) -> None:
+        deadlines = []
+        if self._policy == "interval" and self._appended_since_sync:
+            deadlines.append(self._last_sync_time + self._interval_s)
+        if self._compact_interval_s is not None:
+            deadlines.append(self._last_compaction_check + self._compact_interval_s)
+        with trio.move_on_at(min(deadlines) if deadlines else math.inf):
+            await self._wakeup.wait()
+        self._wakeup = trio.Event()
+
+    async def _flush(self) -> None:
+        """Append and fsync everything committed since the last flush (policy "always")."""
+        batch = self._batch
+        if not batch.records:
+            return
+        self._batch = _Batch()
+        try:
+            await trio.to_thread.run_sync(self._append_and_sync, batch.records,
+                                          trio.current_time())
+        except (OSError, StorageError) as exc:
+            self._release_batch(batch, self._fail(exc), exc)
+            raise StorageFailedError(str(exc)) from exc
+        except BaseException as exc:
+            self._release_batch(batch, self._stopped_error(), exc)
+            raise
+        self._release_batch(batch, None)
+
+    def _append_and_sync(self, records: list[Record], now: float) -> None:
+        self._log.append(records, timestamp_ms=self._clock_ms())
+        self.stats.records += len(records)
+        self.stats.flushes += 1
+        self._sync(now)
+
+    def _release_batch(self, batch: _Batch, error: BaseException | None,
+                       cause: BaseException | None = None) -> None:
+        if batch.done.is_set():
+            return
+        if error is not None and batch.records:
+            batch.error, batch.cause = error, cause or self._failure
+        batch.done.set()
+
+    # -- fsync ----------------------------------------------------------------------
+
+    def _sync_due(self, now: float) -> bool:
+        return self._appended_since_sync and now - self._last_sync_time >= self._interval_s
+
+    def _sync(self, now: float) -> None:
+        self._appended_since_sync = False
+        self._last_sync_time = now
+        self._log.sync()
+        self.stats.syncs += 1
+
+    async def _sync_in_thread(self) -> None:
+        try:
+            await trio.to_thread.run_sync(self._sync, trio.current_time())
+        except (OSError, StorageError) as exc:
+            raise self._fail(exc) from exc
+
+    # -- compaction -------------------------------------------------------------------
+
+    async def compact_now(self, *, tombstone_retention_ms: int | None = None,
+                          now_ms: int | None = None) -> CompactionStats:
+        """Compact the closed segments between two flushes (in a worker thread)."""
+        self._raise_if_unusable()
+        async with self._critical:
+            self._raise_if_unusable()
+            retention = (self._tombstone_retention_ms if tombstone_retention_ms is None
+                         else tombstone_retention_ms)
+            return await self._compact(retention, now_ms)
+
+    async def _compact(self, retention_ms: int, now_ms: int | None) -> CompactionStats:
+        if now_ms is None:
+            now_ms = self._clock_ms()
+        run = functools.partial(compact, self._log, tombstone_retention_ms=retention_ms,
+                                now_ms=now_ms)
+        try:
+            stats = await trio.to_thread.run_sync(run)
+        except (OSError, StorageError) as exc:
+            raise self._fail(exc) from exc
+        self.stats.compactions += 1
+        self._last_compaction_ms = now_ms
+        self._compacted_segments = self._log.segments[:-1]
+        return stats
+
+    def _compaction_due(self) -> bool:
+        """Every compact_interval_ms: compact if segments closed since the last
+        compaction, or if tombstones it kept may have expired since."""
+        if self._compact_interval_s is None:
+            return False
+        now = trio.current_time()
+        if now < self._last_compaction_check + self._compact_interval_s:
+            return False
+        self._last_compaction_check = now
+        closed = self._log.segments[:-1]
+        if not closed:
+            return False
+        if any(a is not b for a, b in zip(closed, self._compacted_segments)) or \
+                len(closed) != len(self._compacted_segments):
+            return True
+        if self._last_compaction_ms is None:
+            return True
+        return self._clock_ms() - self._last_compaction_ms >= self._tombstone_retention_ms

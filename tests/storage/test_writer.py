@@ -1,0 +1,252 @@
+"""GroupCommitWriter: group commit, durability before return, fail-stop on errors."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import time
+
+import pytest
+import trio
+
+import storage.log
+from storage import (
+    GroupCommitWriter,
+    RecordLog,
+    StorageClosedError,
+    StorageFailedError,
+)
+
+from .helpers import DurabilityTracker, fold, offset_commit
+
+
+def open_log(path, **options) -> RecordLog:
+    log = RecordLog.open(path, **options)
+    list(log.replay())
+    return log
+
+
+def replay(path) -> list:
+    with RecordLog.open(path) as log:
+        return list(log.replay())
+
+
+@pytest.fixture
+def tracker(monkeypatch):
+    """Counts fsyncs and remembers what a power cut would keep; fsync made slow."""
+    real_fsync = os.fsync
+
+    def slow_fsync(fd):
+        time.sleep(0.002)
+        real_fsync(fd)
+
+    durability = DurabilityTracker(slow_fsync)
+    monkeypatch.setattr(os, "fsync", durability.fsync)
+    return durability
+
+
+async def test_concurrent_commits_share_fsyncs_and_are_durable_on_return(tmp_path, tracker):
+    log_dir = tmp_path / "log"
+    log = open_log(log_dir)
+    writer = GroupCommitWriter(log, "always")
+    images = 0
+
+    async def committer(task: int) -> None:
+        nonlocal images
+        for round_ in range(5):
+            records = [offset_commit(f"g{task}", p, round_) for p in range(2)]
+            await writer.commit(records)
+            images += 1
+            image = tracker.crash_image(log_dir, tmp_path / f"crash-{images}")
+            survived = replay(image)
+            assert all(r in survived for r in records), (task, round_)
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        fsyncs_before = tracker.file_fsyncs
+        async with trio.open_nursery() as committers:
+            for task in range(40):
+                committers.start_soon(committer, task)
+        await writer.aclose()
+    commits = 40 * 5
+    assert writer.stats.commits == commits
+    assert writer.stats.syncs == writer.stats.flushes
+    assert writer.stats.flushes < commits / 4, writer.stats
+    assert tracker.file_fsyncs - fsyncs_before < commits / 4
+    log.close()
+    assert fold(replay(log_dir)) == {
+        offset_commit(f"g{t}", p, 4).key: offset_commit(f"g{t}", p, 4).value
+        for t in range(40) for p in range(2)
+    }
+
+
+async def test_a_burst_of_commits_is_one_flush(tmp_path, tracker):
+    log = open_log(tmp_path)
+    writer = GroupCommitWriter(log)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        async with trio.open_nursery() as committers:
+            for i in range(100):
+                committers.start_soon(writer.commit, [offset_commit("g", i, i)])
+        await writer.aclose()
+    assert writer.stats.flushes <= 2
+    log.close()
+    assert len(replay(tmp_path)) == 100
+
+
+async def test_write_error_fails_pending_and_later_commits(tmp_path, monkeypatch, caplog):
+    log = open_log(tmp_path)
+    writer = GroupCommitWriter(log)
+    failures = []
+
+    async def doomed(i: int) -> None:
+        with pytest.raises(StorageFailedError) as err:
+            await writer.commit([offset_commit("g", i, i)])
+        failures.append(err.value)
+
+    def disk_full(fd, data):
+        os.write(fd, bytes(data)[:7])  # a partial frame reaches the file first
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with caplog.at_level(logging.ERROR):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(writer.run)
+            await writer.commit([offset_commit("g", 0, 1)])
+            monkeypatch.setattr(storage.log, "write_all", disk_full)
+            for i in range(5):
+                nursery.start_soon(doomed, i)
+        # run() returned on its own after the failure
+    assert len(failures) == 5
+    assert isinstance(writer.failure, OSError) and writer.failure.errno == errno.ENOSPC
+    assert "storage failed" in caplog.text
+    with pytest.raises(StorageFailedError):
+        await writer.commit([offset_commit("g", 9, 9)])
+    with pytest.raises(StorageFailedError):
+        writer.commit_now([offset_commit("g", 9, 9)])
+    log.close()
+    monkeypatch.undo()
+    assert replay(tmp_path) == [offset_commit("g", 0, 1)]  # no partial frame left behind
+
+
+async def test_fsync_error_fails_the_writer(tmp_path, monkeypatch):
+    log = open_log(tmp_path)
+    writer = GroupCommitWriter(log)
+
+    def broken_fsync(fd):
+        raise OSError(errno.EIO, "Input/output error")
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        monkeypatch.setattr(os, "fsync", broken_fsync)
+        with pytest.raises(StorageFailedError, match="Input/output error"):
+            await writer.commit([offset_commit("g", 0, 1)])
+    monkeypatch.undo()
+    with pytest.raises(StorageFailedError):
+        await writer.commit([offset_commit("g", 0, 2)])
+    log.close()
+
+
+async def test_interval_policy_releases_at_once_and_fsyncs_periodically(tmp_path, tracker):
+    log = open_log(tmp_path)
+    writer = GroupCommitWriter(log, "interval", interval_ms=30)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        syncs_before = writer.stats.syncs
+        for i in range(200):
+            await writer.commit([offset_commit("g", i % 4, i)])
+        assert writer.stats.syncs == syncs_before  # nobody waited for an fsync
+        await trio.sleep(0.2)
+        assert writer.stats.syncs >= 1
+        image = tracker.crash_image(tmp_path, tmp_path.parent / (tmp_path.name + "-crash"))
+        assert len(replay(image)) == 200
+        idle_syncs = writer.stats.syncs
+        await trio.sleep(0.1)
+        assert writer.stats.syncs == idle_syncs  # nothing new, no fsync
+        await writer.aclose()
+    log.close()
+
+
+async def test_never_policy_does_not_fsync(tmp_path, tracker):
+    log = open_log(tmp_path)
+    writer = GroupCommitWriter(log, "never")
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        before = tracker.file_fsyncs
+        for i in range(50):
+            await writer.commit([offset_commit("g", i, i)])
+        await writer.aclose()
+    assert tracker.file_fsyncs == before and writer.stats.syncs == 0
+    log.close()
+    assert len(replay(tmp_path)) == 50
+
+
+def test_commit_now_without_trio(tmp_path, tracker):
+    log = open_log(tmp_path)
+    writer = GroupCommitWriter(log, "always")
+    for i in range(5):
+        writer.commit_now([offset_commit("g", i, i)])
+    assert writer.stats.syncs == 5
+    image = tracker.crash_image(tmp_path, tmp_path.parent / (tmp_path.name + "-crash"))
+    assert len(replay(image)) == 5
+    log.close()
+
+
+async def test_after_aclose_commits_are_refused(tmp_path):
+    log = open_log(tmp_path)
+    writer = GroupCommitWriter(log)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        await writer.commit([offset_commit("g", 0, 0)])
+        await writer.aclose()
+    with pytest.raises(StorageClosedError):
+        await writer.commit([offset_commit("g", 0, 1)])
+    log.close()
+
+
+async def test_cancelled_writer_releases_waiting_committers(tmp_path):
+    log = open_log(tmp_path)
+    writer = GroupCommitWriter(log)
+    async with trio.open_nursery() as outer:
+        async with trio.open_nursery() as writer_nursery:
+            await writer_nursery.start(writer.run)
+            writer_nursery.cancel_scope.cancel()
+        with pytest.raises(StorageClosedError):
+            await writer.commit([offset_commit("g", 0, 1)])
+        outer.cancel_scope.cancel()
+    log.close()
+
+
+async def test_compact_now_runs_between_flushes(tmp_path):
+    log = open_log(tmp_path, segment_bytes=2000)
+    writer = GroupCommitWriter(log)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        for burst in range(60):
+            async with trio.open_nursery() as committers:
+                for p in range(5):
+                    committers.start_soon(writer.commit, [offset_commit("g", p, burst)])
+        stats = await writer.compact_now(tombstone_retention_ms=0)
+        assert stats.records_after < stats.records_before
+        assert stats.segments_after < stats.segments_before
+        await writer.aclose()
+    log.close()
+    assert fold(replay(tmp_path)) == fold(offset_commit("g", p, 59) for p in range(5))
+
+
+async def test_periodic_compaction_keeps_the_log_small(tmp_path):
+    log = open_log(tmp_path, segment_bytes=2000)
+    writer = GroupCommitWriter(log, "interval", interval_ms=5, compact_interval_ms=10,
+                               tombstone_retention_ms=0)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        for i in range(2000):
+            await writer.commit([offset_commit("g", i % 5, i)])
+            if i % 100 == 0:
+                await trio.sleep(0.015)
+        await trio.sleep(0.05)
+        await writer.aclose()
+    assert writer.stats.compactions >= 3 and writer.stats.syncs >= 3
+    assert log.size_bytes < 5 * 2000
+    log.close()
+    assert fold(replay(tmp_path)) == fold(offset_commit("g", i % 5, i) for i in range(2000))
