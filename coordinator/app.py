@@ -8,24 +8,65 @@ import signal
 import trio
 
 from .config import Config
+from .durability import open_durability, remove_orphan_partitions, replay
+from .groups import GroupConfig, GroupCoordinator
 from .server import Server
+from .topics import TopicRegistry
 
 log = logging.getLogger("kcsim")
 
 
+def group_config(config: Config) -> GroupConfig:
+    return GroupConfig(
+        initial_rebalance_delay_ms=config.initial_rebalance_delay_ms,
+        min_session_timeout_ms=config.min_session_timeout_ms,
+        max_session_timeout_ms=config.max_session_timeout_ms,
+        group_max_size=config.group_max_size,
+        offsets_retention_ms=config.offsets_retention_ms,
+        offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
+        offset_metadata_max_bytes=config.offset_metadata_max_bytes,
+    )
+
+
 def build(config: Config) -> Server:
-    """A ready-to-serve Server with its coordinator and (later) storage attached."""
-    return Server(config)
+    """A ready-to-serve Server: coordinator attached, durable state replayed."""
+    server = Server(config)
+    broker = server.broker
+    if not config.in_memory:
+        durability = open_durability(config, server.now_ms)
+        try:
+            broker.topics = TopicRegistry(durability.open_partition)
+            broker.groups = GroupCoordinator(group_config(config), broker.topics)
+            replay(durability, broker.apply)
+            remove_orphan_partitions(durability, set(broker.topics.by_id))
+        except BaseException:
+            broker.topics.close()
+            durability.close()
+            raise
+        server.attach_durability(durability)
+    else:
+        broker.groups = GroupCoordinator(group_config(config), broker.topics)
+    return server
 
 
 async def run_until_signal(config: Config) -> int:
-    server = build(config)
+    try:
+        server = build(config)
+    except Exception as exc:  # storage refused to open: say why, exit non-zero
+        log.error("cannot start: %s", exc)
+        return 1
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             await nursery.start(server.serve)
             print(f"kcsim ready on {config.host}:{server.port}", flush=True)
-            async for signum in signals:
-                log.info("received %s, shutting down", signal.Signals(signum).name)
-                nursery.cancel_scope.cancel()
-                break
-    return 0
+
+            async def wait_for_signal() -> None:
+                async for signum in signals:
+                    log.info("received %s, shutting down", signal.Signals(signum).name)
+                    break
+                server.stop()
+
+            nursery.start_soon(wait_for_signal)
+            await server.stopped.wait()
+            nursery.cancel_scope.cancel()
+    return server.exit_code

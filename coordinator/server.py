@@ -24,6 +24,10 @@ _SIZE = struct.Struct(">i")
 _RECV = 256 * 1024
 
 
+class ConnectionAbort(Exception):
+    """End a connection without answering (the server is stopping)."""
+
+
 class Server:
     """A kcsim broker bound to a TCP port."""
 
@@ -37,6 +41,35 @@ class Server:
         self.connections = 0
         self._timer_scope: trio.CancelScope | None = None
         self._listeners: list[trio.SocketListener] = []
+        self.durability: Any = None
+        self.exit_code = 0
+        self.stopped = trio.Event()
+        self._cancel: trio.CancelScope | None = None
+
+    def attach_durability(self, durability: Any) -> None:
+        """Persist through the durable log's group-commit writer."""
+        self.durability = durability
+        self.broker.persist = self._persist
+
+    async def _persist(self, records: list[Any]) -> None:
+        from storage import StorageError
+
+        try:
+            await self.durability.writer.commit(records)
+        except StorageError as exc:
+            self.fatal(exc)
+            raise ConnectionAbort(f"storage failed: {exc}") from None
+
+    def fatal(self, exc: BaseException) -> None:
+        """Stop serving: the disk no longer holds what we would acknowledge."""
+        if self.exit_code == 0:
+            log.critical("stopping: %s", exc)
+            self.exit_code = 1
+        self.stop()
+
+    def stop(self) -> None:
+        if self._cancel is not None:
+            self._cancel.cancel()
 
     def now_ms(self) -> int:
         """Wall-clock milliseconds advanced by trio's clock (so MockClock drives time-outs)."""
@@ -54,11 +87,30 @@ class Server:
         if self.config.advertised_port is None and self.config.port == 0:
             self.config.advertised_port = self.port
         log.info("kcsim listening on %s:%d", self.config.host, self.port)
-        async with trio.open_nursery() as nursery:
-            if self.broker.groups is not None:
-                nursery.start_soon(self._timer)
-            task_status.started(self.port)
-            await trio.serve_listeners(self._connection, listeners, handler_nursery=nursery)
+        try:
+            with trio.CancelScope() as cancel:
+                self._cancel = cancel
+                async with trio.open_nursery() as nursery:
+                    if self.durability is not None:
+                        await nursery.start(self.durability.writer.run)
+                    if self.broker.groups is not None:
+                        nursery.start_soon(self._timer)
+                    task_status.started(self.port)
+                    await trio.serve_listeners(self._connection, listeners,
+                                               handler_nursery=nursery)
+        finally:
+            with trio.CancelScope(shield=True):
+                await self._close_storage()
+            self.stopped.set()
+
+    async def _close_storage(self) -> None:
+        for listener in self._listeners:
+            await listener.aclose()
+        self.broker.topics.close()
+        if self.durability is not None:
+            await self.durability.writer.aclose()
+            self.durability.close()
+            self.durability = None
 
     # -- timer --------------------------------------------------------------
 
@@ -105,6 +157,8 @@ class Server:
             await self._serve_stream(stream, host)
         except ProtocolViolation as exc:
             log.warning("closing connection from %s: %s", host, exc)
+        except ConnectionAbort:
+            pass
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
             pass
         finally:

@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from protocol.record_batch import BatchInfo, record_timestamps, with_base_offset
+from protocol.record_batch import BatchInfo, iter_batches, record_timestamps, with_base_offset
 
 MAX_TOPIC_NAME = 249
 _LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
@@ -44,60 +44,110 @@ def topic_name_problem(name: str) -> str | None:
     return None
 
 
-@dataclass
-class Partition:
-    index: int
-    batches: list[bytes] = field(default_factory=list)
-    base_offsets: list[int] = field(default_factory=list)
-    max_timestamps: list[int] = field(default_factory=list)
-    log_start_offset: int = 0
-    log_end_offset: int = 0
-    size_bytes: int = 0
-    max_timestamp: int = -1
-    max_timestamp_offset: int = -1
+class MemoryBatches:
+    """Batches of one partition kept in memory (``--in-memory``); PartitionLog's interface."""
 
-    @property
-    def high_watermark(self) -> int:
-        return self.log_end_offset
+    def __init__(self) -> None:
+        self._batches: list[bytes] = []
+        self._bases: list[int] = []
+        self.log_start_offset = 0
+        self.log_end_offset = 0
 
-    def append(self, batch: bytes, info: BatchInfo) -> int:
-        """Append one batch; returns the base offset assigned to it."""
-        base = self.log_end_offset
-        self.batches.append(with_base_offset(batch, base))
-        self.base_offsets.append(base)
-        self.max_timestamps.append(info.max_timestamp)
-        self.log_end_offset = base + info.last_offset_delta + 1
-        self.size_bytes += info.size
-        if info.max_timestamp > self.max_timestamp:
-            self.max_timestamp = info.max_timestamp
-            self.max_timestamp_offset = base + info.last_offset_delta
-        return base
+    def append(self, base_offset: int, last_offset_delta: int, batch: bytes, max_timestamp: int) -> None:
+        self._batches.append(batch)
+        self._bases.append(base_offset)
+        self.log_end_offset = base_offset + last_offset_delta + 1
 
-    def read(self, offset: int, max_bytes: int) -> list[bytes]:
-        """Whole batches from the one holding `offset`; at least one batch (KIP-74)."""
-        i = bisect.bisect_right(self.base_offsets, offset) - 1
-        if i < 0:
-            i = 0
-        out: list[bytes] = []
+    def read(self, from_offset: int, max_bytes: int) -> list[tuple[int, bytes]]:
+        i = max(0, bisect.bisect_right(self._bases, from_offset) - 1)
+        out: list[tuple[int, bytes]] = []
         total = 0
-        batches = self.batches
-        while i < len(batches):
-            b = batches[i]
+        while i < len(self._batches):
+            b = self._batches[i]
             if out and total + len(b) > max_bytes:
                 break
-            out.append(b)
+            out.append((self._bases[i], b))
             total += len(b)
             i += 1
         return out
+
+    def sync(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def delete(self) -> None:
+        self._batches.clear()
+        self._bases.clear()
+
+
+class Partition:
+    """One partition: its batch store plus the per-batch index timestamp lookups need."""
+
+    def __init__(self, index: int, store: Any | None = None) -> None:
+        self.index = index
+        self.store = store if store is not None else MemoryBatches()
+        self.base_offsets: list[int] = []
+        self.max_timestamps: list[int] = []
+        self.max_timestamp = -1
+        self.max_timestamp_offset = -1
+        if self.store.log_end_offset > self.store.log_start_offset:
+            self._rebuild_index()
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.store.log_start_offset  # type: ignore[no-any-return]
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.store.log_end_offset  # type: ignore[no-any-return]
+
+    @property
+    def high_watermark(self) -> int:
+        return self.store.log_end_offset  # type: ignore[no-any-return]
+
+    def _rebuild_index(self) -> None:
+        offset = self.store.log_start_offset
+        end = self.store.log_end_offset
+        while offset < end:
+            chunk = self.store.read(offset, 16 * 1024 * 1024)
+            if not chunk:
+                break
+            for base, batch in chunk:
+                info = next(iter_batches(batch))
+                self._index(base, info)
+                offset = base + info.last_offset_delta + 1
+
+    def _index(self, base: int, info: BatchInfo) -> None:
+        self.base_offsets.append(base)
+        self.max_timestamps.append(info.max_timestamp)
+        if info.max_timestamp > self.max_timestamp:
+            self.max_timestamp = info.max_timestamp
+            self.max_timestamp_offset = base + info.last_offset_delta
+
+    def append(self, batch: bytes, info: BatchInfo) -> int:
+        """Append one batch; returns the base offset assigned to it."""
+        base = self.store.log_end_offset
+        self.store.append(base, info.last_offset_delta, with_base_offset(batch, base),
+                          info.max_timestamp)
+        self._index(base, info)
+        return base  # type: ignore[no-any-return]
+
+    def read(self, offset: int, max_bytes: int) -> list[bytes]:
+        """Whole batches from the one holding `offset`; at least one batch (KIP-74)."""
+        return [b for _base, b in self.store.read(offset, max_bytes)]
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int]:
         """(offset, timestamp) of the first record with timestamp >= target, or (-1, -1)."""
         for i, max_ts in enumerate(self.max_timestamps):
             if max_ts < timestamp:
                 continue
-            batch = self.batches[i]
             base = self.base_offsets[i]
-            if batch[21 + 1] & 0x07 == 0:  # attributes low byte: uncompressed
+            if base < self.log_start_offset:
+                continue
+            batch = self.store.read(base, 1)[0][1]
+            if batch[22] & 0x07 == 0:  # attributes low byte: uncompressed
                 for delta, ts in record_timestamps(batch):
                     if ts >= timestamp:
                         return base + delta, ts
@@ -119,17 +169,19 @@ class Topic:
 class TopicRegistry:
     """All topics by name and by id; the single place topics are created or removed."""
 
-    def __init__(self, on_change: Callable[[str], None] | None = None) -> None:
+    def __init__(self, open_store: Callable[[uuid.UUID, int], Any] | None = None) -> None:
         self.by_name: dict[str, Topic] = {}
         self.by_id: dict[uuid.UUID, Topic] = {}
-        self._on_change = on_change
+        self._open_store = open_store or (lambda topic_id, index: MemoryBatches())
 
     def get(self, name: str) -> Topic | None:
         return self.by_name.get(name)
 
     def create(self, name: str, partitions: int, configs: dict[str, str] | None = None,
                topic_id: uuid.UUID | None = None) -> Topic:
-        topic = Topic(name, topic_id or uuid.uuid4(), [Partition(i) for i in range(partitions)],
+        topic_id = topic_id or uuid.uuid4()
+        topic = Topic(name, topic_id,
+                      [Partition(i, self._open_store(topic_id, i)) for i in range(partitions)],
                       dict(configs or {}))
         self.by_name[name] = topic
         self.by_id[topic.topic_id] = topic
@@ -139,7 +191,15 @@ class TopicRegistry:
         topic = self.by_name.pop(name, None)
         if topic is not None:
             self.by_id.pop(topic.topic_id, None)
+            for partition in topic.partitions:
+                partition.store.delete()
         return topic
+
+    def close(self) -> None:
+        for topic in self.by_name.values():
+            for partition in topic.partitions:
+                partition.store.sync()
+                partition.store.close()
 
     def apply(self, record: Any) -> None:
         """Fold a topic record (TopicKey -> TopicValue or tombstone) into the registry."""
@@ -158,7 +218,7 @@ class TopicRegistry:
     def add_partitions(self, name: str, count: int) -> None:
         topic = self.by_name[name]
         for i in range(len(topic.partitions), count):
-            topic.partitions.append(Partition(i))
+            topic.partitions.append(Partition(i, self._open_store(topic.topic_id, i)))
 
     # TopicLookup protocol used by the group coordinator
     def partition_count(self, name: str) -> int | None:

@@ -246,7 +246,7 @@ class GroupCommitWriter:
         self._batch = _Batch()
         try:
             await trio.to_thread.run_sync(self._append_and_sync, batch.records,
-                                          trio.current_time())
+                                          trio.current_time(), self._clock_ms())
         except (OSError, StorageError) as exc:
             self._release_batch(batch, self._fail(exc), exc)
             raise StorageFailedError(str(exc)) from exc
@@ -255,8 +255,9 @@ class GroupCommitWriter:
             raise
         self._release_batch(batch, None)
 
-    def _append_and_sync(self, records: list[Record], now: float) -> None:
-        self._log.append(records, timestamp_ms=self._clock_ms())
+    def _append_and_sync(self, records: list[Record], now: float, timestamp_ms: int) -> None:
+        """Runs in a worker thread: the timestamp is read beforehand on the trio thread."""
+        self._log.append(records, timestamp_ms=timestamp_ms)
         self.stats.records += len(records)
         self.stats.flushes += 1
         self._sync(now)

@@ -1,16 +1,60 @@
-"""`kcsim consumer-groups`: the kafka-consumer-groups.sh tool."""
+"""`kcsim consumer-groups`: kafka-consumer-groups.sh, flag for flag, plus KIP-1249's pause.
+
+Works against kcsim and any Kafka cluster (the pause actions need kcsim). The pieces
+live in `coordinator.tools.group_command`; this module wires them to the `kcsim` CLI.
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
+import os
+from collections.abc import Callable
+
+from coordinator.admin import AdminClient, AdminError, PauseApiKeys
+
+from .group_command import deletion, describe, listing, pausing, reset
+from .group_command.options import DESCRIPTION, Options, add_arguments, validate
+from .group_command.report import USAGE_ERROR, Reporter, UsageError
+
+PAUSE_KEYS_ENV = "KCSIM_PAUSE_API_KEYS"  # "pause,resume,list" when a kcsim moved them
+
+ACTIONS: dict[str, Callable[[AdminClient, Options, Reporter], None]] = {
+    "list": listing.list_groups,
+    "describe": describe.describe,
+    "delete": deletion.delete_groups,
+    "delete_offsets": deletion.delete_offsets,
+    "reset_offsets": reset.reset_offsets,
+    "pause": pausing.change_pause,
+    "resume": pausing.change_pause,
+    "paused_partitions": pausing.paused_partitions,
+}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("consumer-groups", help="list, describe, reset and delete consumer groups")
-    p.set_defaults(run=run)
+    p = sub.add_parser("consumer-groups", help="list, describe, reset and delete consumer groups",
+                       description=DESCRIPTION)
+    add_arguments(p)
+    p.set_defaults(run=run, parser=p)
 
 
-def run(args: argparse.Namespace) -> int:
-    print("kcsim consumer-groups: not available yet", file=sys.stderr)
-    return 2
+def run(args: argparse.Namespace, reporter: Reporter | None = None) -> int:
+    report = reporter or Reporter()
+    parser: argparse.ArgumentParser = args.parser
+    try:
+        opts = validate(args)
+        pause_keys = PauseApiKeys.parse(os.environ[PAUSE_KEYS_ENV]) \
+            if os.environ.get(PAUSE_KEYS_ENV) else None
+        with AdminClient(opts.bootstrap, timeout=opts.timeout_s,
+                         pause_api_keys=pause_keys) as admin:
+            ACTIONS[opts.action](admin, opts, report)
+    except UsageError as exc:
+        parser.print_usage(report.err)
+        report.warn(f"{parser.prog}: error: {exc}")
+        return USAGE_ERROR
+    except ValueError as exc:  # a malformed --bootstrap-server or KCSIM_PAUSE_API_KEYS
+        parser.print_usage(report.err)
+        report.warn(f"{parser.prog}: error: {exc}")
+        return USAGE_ERROR
+    except AdminError as exc:
+        report.error(exc)
+    return report.exit_code

@@ -1,0 +1,366 @@
+"""The classic group and its members, as Kafka's ClassicGroup keeps them.
+
+A group holds its members, its static-member index, the members a rebalance
+still waits for, and the protocol votes. Pending requests (a parked JoinGroup
+or SyncGroup) are held as `Waiter`s on the member they belong to. Nothing here
+knows about time or I/O: callers pass `now_ms` where a timestamp is recorded.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from storage.records import GroupMetadataValue
+
+from .state import COMPLETING_REBALANCE, DEAD, EMPTY, GroupState, can_rebalance, check_transition
+from .subscription import union_of_subscriptions
+
+CONSUMER_PROTOCOL_TYPE = "consumer"
+
+Protocols = list[tuple[str, bytes]]  # (protocol name, metadata) in the member's preference order
+
+
+class Waiter(NamedTuple):
+    """A request parked until the group can answer it, and the version to answer in."""
+
+    token: object
+    version: int
+
+
+class Member:
+    __slots__ = (
+        "assignment",
+        "client_host",
+        "client_id",
+        "group_instance_id",
+        "is_new",
+        "join_waiter",
+        "member_id",
+        "protocol_type",
+        "protocols",
+        "rebalance_timeout_ms",
+        "session_timeout_ms",
+        "sync_waiter",
+    )
+
+    def __init__(
+        self,
+        member_id: str,
+        group_instance_id: str | None,
+        client_id: str,
+        client_host: str,
+        rebalance_timeout_ms: int,
+        session_timeout_ms: int,
+        protocol_type: str,
+        protocols: Protocols,
+        assignment: bytes = b"",
+    ) -> None:
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+        self.client_id = client_id
+        self.client_host = client_host
+        self.rebalance_timeout_ms = rebalance_timeout_ms
+        self.session_timeout_ms = session_timeout_ms
+        self.protocol_type = protocol_type
+        self.protocols = protocols
+        self.assignment = assignment
+        self.join_waiter: Waiter | None = None
+        self.sync_waiter: Waiter | None = None
+        self.is_new = False
+
+    @property
+    def is_static(self) -> bool:
+        return self.group_instance_id is not None
+
+    @property
+    def awaiting_join(self) -> bool:
+        return self.join_waiter is not None
+
+    def metadata(self, protocol_name: str | None) -> bytes:
+        for name, metadata in self.protocols:
+            if name == protocol_name:
+                return metadata
+        raise ValueError(f"member {self.member_id} does not support protocol {protocol_name!r}")
+
+    def matches(self, protocols: Protocols) -> bool:
+        return protocols == self.protocols
+
+    def vote(self, candidates: set[str]) -> str:
+        for name, _ in self.protocols:
+            if name in candidates:
+                return name
+        raise ValueError(f"member {self.member_id} supports none of {sorted(candidates)}")
+
+    def has_satisfied_heartbeat(self) -> bool:
+        """Members parked in a rebalance count as alive, except new ones (stale joins)."""
+        if self.is_new:
+            return False
+        return self.join_waiter is not None or self.sync_waiter is not None
+
+
+class ClassicGroup:
+    __slots__ = (
+        "awaiting_join_count",
+        "generation",
+        "group_id",
+        "leader_id",
+        "members",
+        "needs_session_start",
+        "new_member_added",
+        "pending_join",
+        "pending_sync",
+        "persisted",
+        "previous_state",
+        "protocol_name",
+        "protocol_support",
+        "protocol_type",
+        "state",
+        "state_timestamp",
+        "static_members",
+        "subscribed_topics",
+    )
+
+    def __init__(
+        self,
+        group_id: str,
+        now_ms: int,
+        state: GroupState = EMPTY,
+        generation: int = 0,
+        protocol_type: str | None = None,
+        protocol_name: str | None = None,
+        leader_id: str | None = None,
+        state_timestamp: int | None = None,
+    ) -> None:
+        self.group_id = group_id
+        self.state = state
+        self.previous_state = DEAD
+        self.state_timestamp: int | None = now_ms if state_timestamp is None else state_timestamp
+        self.protocol_type = protocol_type
+        self.protocol_name = protocol_name
+        self.generation = generation
+        self.leader_id = leader_id
+        self.members: dict[str, Member] = {}
+        self.static_members: dict[str, str] = {}
+        self.pending_join: set[str] = set()
+        self.pending_sync: set[str] = set()
+        self.awaiting_join_count = 0
+        self.protocol_support: dict[str, int] = {}
+        # None: unknown (not a consumer group, or its subscriptions could not be parsed)
+        self.subscribed_topics: frozenset[str] | None = None
+        self.new_member_added = False
+        # The last GroupMetadataValue written for this group (None: never written).
+        self.persisted: GroupMetadataValue | None = None
+        # Loaded from the log: member sessions start at the first time the coordinator sees.
+        self.needs_session_start = False
+
+    # -- state ------------------------------------------------------------
+
+    def transition_to(self, target: GroupState, now_ms: int) -> None:
+        check_transition(self.group_id, self.state, target)
+        self.previous_state = self.state
+        self.state = target
+        self.state_timestamp = now_ms
+
+    def uses_consumer_protocol(self) -> bool:
+        return self.protocol_type == CONSUMER_PROTOCOL_TYPE
+
+    # -- membership -------------------------------------------------------
+
+    def has_member(self, member_id: str) -> bool:
+        return member_id in self.members
+
+    def is_leader(self, member_id: str) -> bool:
+        return self.leader_id is not None and self.leader_id == member_id
+
+    def add(self, member: Member, join_waiter: Waiter | None = None) -> None:
+        if member.group_instance_id is not None:
+            if member.group_instance_id in self.static_members:
+                raise RuntimeError(
+                    f"static member {member.group_instance_id} is already in group {self.group_id}"
+                )
+            self.static_members[member.group_instance_id] = member.member_id
+        if not self.members:
+            self.protocol_type = member.protocol_type
+        if self.protocol_type != member.protocol_type:
+            raise RuntimeError("the group and member protocol types must be the same")
+        if self.leader_id is None:
+            self.leader_id = member.member_id
+        self.members[member.member_id] = member
+        self._count_protocols(member, 1)
+        member.join_waiter = join_waiter
+        if join_waiter is not None:
+            self.awaiting_join_count += 1
+        self.pending_join.discard(member.member_id)
+
+    def remove(self, member_id: str) -> Member | None:
+        removed = self.members.pop(member_id, None)
+        if removed is not None:
+            self._count_protocols(removed, -1)
+            if removed.join_waiter is not None:
+                self.awaiting_join_count -= 1
+            if removed.group_instance_id is not None:
+                self.static_members.pop(removed.group_instance_id, None)
+        if self.is_leader(member_id):
+            self.leader_id = next(iter(self.members), None)
+        self.pending_join.discard(member_id)
+        self.pending_sync.discard(member_id)
+        return removed
+
+    def update_member(
+        self,
+        member: Member,
+        protocols: Protocols,
+        rebalance_timeout_ms: int,
+        session_timeout_ms: int,
+        join_waiter: Waiter | None,
+    ) -> None:
+        self._count_protocols(member, -1)
+        member.protocols = protocols
+        self._count_protocols(member, 1)
+        member.rebalance_timeout_ms = rebalance_timeout_ms
+        member.session_timeout_ms = session_timeout_ms
+        if join_waiter is not None and member.join_waiter is None:
+            self.awaiting_join_count += 1
+        elif join_waiter is None and member.join_waiter is not None:
+            self.awaiting_join_count -= 1
+        member.join_waiter = join_waiter
+
+    def take_join_waiter(self, member: Member) -> Waiter | None:
+        """Detach a member's parked JoinGroup so it can be answered."""
+        waiter = member.join_waiter
+        if waiter is not None:
+            member.join_waiter = None
+            self.awaiting_join_count -= 1
+        return waiter
+
+    @staticmethod
+    def take_sync_waiter(member: Member) -> Waiter | None:
+        waiter = member.sync_waiter
+        member.sync_waiter = None
+        return waiter
+
+    def replace_static_member(
+        self, group_instance_id: str, old_member_id: str, new_member_id: str
+    ) -> tuple[Member, Member]:
+        """Give a static member a new member id, keeping all else (Kafka's replaceStaticMember).
+
+        Returns (old, new); the caller fences the old member's parked requests.
+        """
+        old = self.members.pop(old_member_id)
+        new = Member(
+            new_member_id,
+            old.group_instance_id,
+            old.client_id,
+            old.client_host,
+            old.rebalance_timeout_ms,
+            old.session_timeout_ms,
+            old.protocol_type,
+            old.protocols,
+            old.assignment,
+        )
+        self.members[new_member_id] = new
+        if self.is_leader(old_member_id):
+            self.leader_id = new_member_id
+        self.static_members[group_instance_id] = new_member_id
+        return old, new
+
+    def add_pending_member(self, member_id: str) -> None:
+        if member_id in self.members:
+            raise RuntimeError(f"{member_id} is already a member of group {self.group_id}")
+        self.pending_join.add(member_id)
+
+    def is_pending_member(self, member_id: str) -> bool:
+        return member_id in self.pending_join
+
+    def static_member_id(self, group_instance_id: str) -> str | None:
+        return self.static_members.get(group_instance_id)
+
+    def has_all_members_joined(self) -> bool:
+        return len(self.members) == self.awaiting_join_count and not self.pending_join
+
+    def not_yet_rejoined(self) -> list[Member]:
+        return [m for m in self.members.values() if m.join_waiter is None]
+
+    def rebalance_timeout_ms(self) -> int:
+        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+
+    def maybe_elect_new_joined_leader(self) -> bool:
+        """Keep the leader if it rejoined, else pick a member that did; False if nobody did."""
+        if self.leader_id is None:
+            return False
+        leader = self.members.get(self.leader_id)
+        if leader is not None and leader.join_waiter is not None:
+            return True
+        for member in self.members.values():
+            if member.join_waiter is not None:
+                self.leader_id = member.member_id
+                return True
+        return False
+
+    # -- protocols --------------------------------------------------------
+
+    def _count_protocols(self, member: Member, delta: int) -> None:
+        support = self.protocol_support
+        for name, _ in member.protocols:
+            support[name] = support.get(name, 0) + delta
+
+    def supports_protocols(self, protocol_type: str, protocol_names: set[str]) -> bool:
+        if self.state is EMPTY:
+            return bool(protocol_type) and bool(protocol_names)
+        if self.protocol_type != protocol_type:
+            return False
+        size = len(self.members)
+        support = self.protocol_support
+        return any(support.get(name, 0) == size for name in protocol_names)
+
+    def select_protocol(self) -> str:
+        """The protocol every member supports with the most first-choice votes."""
+        if not self.members:
+            raise RuntimeError(f"cannot select a protocol for empty group {self.group_id}")
+        size = len(self.members)
+        candidates = {name for name, count in self.protocol_support.items() if count == size}
+        votes: dict[str, int] = {}
+        for member in self.members.values():
+            choice = member.vote(candidates)
+            votes[choice] = votes.get(choice, 0) + 1
+        best, best_votes = None, -1
+        for name, count in votes.items():
+            if count > best_votes:
+                best, best_votes = name, count
+        assert best is not None
+        return best
+
+    def init_next_generation(self, now_ms: int) -> None:
+        self.generation += 1
+        if self.members:
+            self.protocol_name = self.select_protocol()
+            self.subscribed_topics = self.compute_subscribed_topics()
+            self.transition_to(COMPLETING_REBALANCE, now_ms)
+        else:
+            self.protocol_name = None
+            self.subscribed_topics = self.compute_subscribed_topics()
+            self.transition_to(EMPTY, now_ms)
+        self.pending_sync.clear()
+
+    def compute_subscribed_topics(self) -> frozenset[str] | None:
+        """Kafka's computeSubscribedTopics: None unless a consumer group with parsable metadata."""
+        if self.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            return None
+        if not self.members:
+            return frozenset()
+        name = self.protocol_name
+        if name is None:
+            return None
+        try:
+            metadatas = [m.metadata(name) for m in self.members.values()]
+        except ValueError:
+            return None
+        return union_of_subscriptions(metadatas)
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        if self.subscribed_topics is not None:
+            return topic in self.subscribed_topics
+        return self.uses_consumer_protocol()
+
+    def can_rebalance(self) -> bool:
+        return can_rebalance(self.state)

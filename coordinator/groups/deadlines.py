@@ -1,0 +1,65 @@
+"""Time-outs kept in one sorted structure instead of one task per member.
+
+Each timer has a key naming what it guards (a member's session, a group's
+join or sync phase); scheduling a key again replaces its deadline, as Kafka's
+coordinator timer does. The shell asks for the earliest deadline and ticks
+the coordinator then; nothing here reads a clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterator
+from typing import Any
+
+from sortedcontainers import SortedList
+
+
+class Deadlines:
+    __slots__ = ("_by_key", "_order", "_seq")
+
+    def __init__(self) -> None:
+        self._by_key: dict[Hashable, tuple[int, int, Any]] = {}
+        # (deadline, sequence, key): the sequence breaks ties in scheduling order
+        # and keeps keys from ever being compared.
+        self._order: SortedList = SortedList()
+        self._seq = 0
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._by_key
+
+    def schedule(self, key: Hashable, at_ms: int, payload: Any = None) -> None:
+        old = self._by_key.get(key)
+        if old is not None:
+            self._order.remove((old[0], old[1], key))
+        self._seq += 1
+        self._by_key[key] = (at_ms, self._seq, payload)
+        self._order.add((at_ms, self._seq, key))
+
+    def cancel(self, key: Hashable) -> None:
+        old = self._by_key.pop(key, None)
+        if old is not None:
+            self._order.remove((old[0], old[1], key))
+
+    def deadline(self, key: Hashable) -> int | None:
+        entry = self._by_key.get(key)
+        return None if entry is None else entry[0]
+
+    def earliest(self) -> int | None:
+        return self._order[0][0] if self._order else None
+
+    def pop_due(self, now_ms: int) -> tuple[int, Hashable, Any] | None:
+        """Remove and return the earliest (deadline, key, payload) due at or before now, if any."""
+        if not self._order:
+            return None
+        at, _, key = self._order[0]
+        if at > now_ms:
+            return None
+        del self._order[0]
+        payload = self._by_key.pop(key)[2]
+        return at, key, payload
+
+    def keys(self) -> Iterator[Hashable]:
+        return iter(self._by_key)

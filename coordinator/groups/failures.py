@@ -1,0 +1,123 @@
+"""Kafka-shaped answers for a request that fails as a whole (coordinator unavailable, loading...).
+
+Where the error goes depends on the API and version, as in Kafka's
+getErrorResponse methods: OffsetFetch puts a group error in every partition
+before v2, at the top level from v2 and per group from v8; OffsetCommit and
+DeleteGroups repeat it per partition or group. The shell's fault injection
+uses this to fail a request without reaching the group state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.codecs import response_class
+
+from .responses import heartbeat_response, join_error, leave_response, sync_response
+
+
+def error_response(api_key: int, version: int, request: Any, error: int) -> Any:
+    build = _BUILDERS.get(api_key)
+    if build is None:
+        raise ValueError(f"API key {api_key} is not served by the group coordinator")
+    return build(version, request, int(error))
+
+
+def _offset_commit(version: int, request: Any, error: int) -> Any:
+    R = response_class(8)
+    topics = []
+    for t in request.topics:
+        parts = [
+            R.OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=error)
+            for p in t.partitions
+        ]
+        if version >= 10:
+            topics.append(R.OffsetCommitResponseTopic(topic_id=t.topic_id, partitions=parts))
+        else:
+            topics.append(R.OffsetCommitResponseTopic(name=t.name, partitions=parts))
+    return R(topics=topics)
+
+
+def _offset_fetch(version: int, request: Any, error: int) -> Any:
+    R = response_class(9)
+    if version >= 8:
+        return R(
+            groups=[
+                R.OffsetFetchResponseGroup(group_id=g.group_id, topics=[], error_code=error)
+                for g in request.groups
+            ]
+        )
+    if version >= 2:
+        return R(topics=[], error_code=error)
+    # Before v2 there is no top-level error: every requested partition carries it.
+    return R(
+        topics=[
+            R.OffsetFetchResponseTopic(
+                name=t.name,
+                partitions=[
+                    R.OffsetFetchResponsePartition(
+                        partition_index=p,
+                        committed_offset=-1,
+                        committed_leader_epoch=-1,
+                        metadata="",
+                        error_code=error,
+                    )
+                    for p in t.partition_indexes
+                ],
+            )
+            for t in request.topics or []
+        ]
+    )
+
+
+def _join_group(version: int, request: Any, error: int) -> Any:
+    return join_error(version, error)
+
+
+def _heartbeat(version: int, request: Any, error: int) -> Any:
+    return heartbeat_response(error)
+
+
+def _leave_group(version: int, request: Any, error: int) -> Any:
+    return leave_response(version, error, ())
+
+
+def _sync_group(version: int, request: Any, error: int) -> Any:
+    return sync_response(error)
+
+
+def _describe_groups(version: int, request: Any, error: int) -> Any:
+    R = response_class(15)
+    return R(groups=[R.DescribedGroup(group_id=g, error_code=error) for g in request.groups])
+
+
+def _list_groups(version: int, request: Any, error: int) -> Any:
+    return response_class(16)(error_code=error, groups=[])
+
+
+def _delete_groups(version: int, request: Any, error: int) -> Any:
+    R = response_class(42)
+    return R(
+        results=[
+            R.DeletableGroupResult(group_id=g, error_code=error)
+            for g in dict.fromkeys(request.groups_names)
+        ]
+    )
+
+
+def _offset_delete(version: int, request: Any, error: int) -> Any:
+    return response_class(47)(error_code=error, topics=[])
+
+
+_BUILDERS = {
+    8: _offset_commit,
+    9: _offset_fetch,
+    11: _join_group,
+    12: _heartbeat,
+    13: _leave_group,
+    14: _sync_group,
+    15: _describe_groups,
+    16: _list_groups,
+    42: _delete_groups,
+    47: _offset_delete,
+}

@@ -1,0 +1,60 @@
+"""What the server shell and the group coordinator exchange.
+
+The coordinator is a pure state machine: the shell hands it decoded requests,
+the current time and records read back at start-up; it hands back Outcomes
+(responses ready to send and the records that must be durable first).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from storage.records import Record
+
+
+@dataclass(slots=True)
+class RequestContext:
+    """Who sent a request; `token` identifies it until its response is delivered."""
+
+    token: object
+    client_id: str
+    client_host: str
+
+
+@dataclass(slots=True)
+class Outcome:
+    """Responses to send (possibly for earlier pending requests) and the records to persist first.
+
+    The records are already applied to the coordinator's state; the shell only
+    makes them durable and then releases the responses.
+    """
+
+    responses: list[tuple[object, Any]] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class GroupConfig:
+    """Kafka's group coordinator settings (names follow group.* / offsets.* broker configs)."""
+
+    initial_rebalance_delay_ms: int = 0
+    min_session_timeout_ms: int = 6000
+    max_session_timeout_ms: int = 1800000
+    group_max_size: int = 2**31 - 1
+    offsets_retention_ms: int = 7 * 24 * 3600 * 1000
+    offsets_retention_check_interval_ms: int = 600000
+    offset_metadata_max_bytes: int = 4096
+    # Kafka's fixed time-out for a new member's parked JoinGroup (5 minutes).
+    new_member_join_timeout_ms: int = 5 * 60 * 1000
+
+
+class TopicLookup(Protocol):
+    """The broker's topic metadata, as far as the coordinator needs it."""
+
+    def partition_count(self, name: str) -> int | None: ...
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None: ...
+
+    def topic_id(self, name: str) -> uuid.UUID | None: ...

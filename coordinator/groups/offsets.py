@@ -1,0 +1,449 @@
+"""OffsetCommit, OffsetFetch, OffsetDelete and offset retention for classic groups.
+
+Topic checks happen first, as in Kafka's KafkaApis (unknown topics and
+partitions answer per partition and never reach the group); the group-level
+rules follow Kafka's ClassicGroup.validateOffsetCommit and OffsetMetadataManager.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from protocol.codecs import response_class
+from protocol.errors import ErrorCode
+from storage.records import OffsetCommitKey, OffsetCommitValue
+
+from .classic import ClassicGroup
+from .interface import RequestContext
+from .membership import validate_member
+from .rebalance import Rebalancer
+from .records import group_record, offset_record
+from .runtime import GroupRuntime
+from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+
+E = ErrorCode
+
+OffsetCommitResponse = response_class(8)
+CommitTopic = OffsetCommitResponse.OffsetCommitResponseTopic
+CommitPartition = OffsetCommitResponse.OffsetCommitResponsePartition
+OffsetFetchResponse = response_class(9)
+OffsetDeleteResponse = response_class(47)
+DeleteTopic = OffsetDeleteResponse.OffsetDeleteResponseTopic
+DeletePartition = OffsetDeleteResponse.OffsetDeleteResponsePartition
+
+INVALID_OFFSET = -1
+NONE = int(E.NONE)
+UNKNOWN_TOPIC_ID = int(E.UNKNOWN_TOPIC_ID)
+UNKNOWN_TOPIC_OR_PARTITION = int(E.UNKNOWN_TOPIC_OR_PARTITION)
+OFFSET_METADATA_TOO_LARGE = int(E.OFFSET_METADATA_TOO_LARGE)
+
+
+class _TopicResponses:
+    """Per-topic response entries in first-seen order, merged as Kafka's response builders do."""
+
+    __slots__ = ("by_key", "make_topic", "order")
+
+    def __init__(self, make_topic: Callable[[Any], Any]) -> None:
+        self.order: list[Any] = []
+        self.by_key: dict[Any, Any] = {}
+        self.make_topic = make_topic
+
+    def add(self, key: Any, partition: Any) -> None:
+        topic = self.by_key.get(key)
+        if topic is None:
+            topic = self.by_key[key] = self.make_topic(key)
+            self.order.append(topic)
+        topic.partitions.append(partition)
+
+
+def _commit_topic(use_ids: bool, key: Any, partitions: list[Any]) -> Any:
+    if use_ids:
+        return CommitTopic(topic_id=key, partitions=partitions)
+    return CommitTopic(name=key, partitions=partitions)
+
+
+def _reject(
+    rejected: _TopicResponses | None, use_ids: bool, key: Any, partitions: list[Any], error: int
+) -> _TopicResponses:
+    """Answer partitions the broker refuses before the group sees them."""
+    if rejected is None:
+        rejected = _TopicResponses(lambda k: _commit_topic(use_ids, k, []))
+    for p in partitions:
+        rejected.add(key, CommitPartition(partition_index=p.partition_index, error_code=error))
+    return rejected
+
+
+def _merge(
+    rejected: _TopicResponses | None, use_ids: bool, answered: list[tuple[Any, list[Any]]]
+) -> list[Any]:
+    """Refused topics first, then the group's answers, merged per topic as Kafka does."""
+    if rejected is None:
+        return [_commit_topic(use_ids, key, parts) for key, parts in answered]
+    for key, parts in answered:
+        for part in parts:
+            rejected.add(key, part)
+    return rejected.order
+
+
+class OffsetHandlers:
+    def __init__(self, runtime: GroupRuntime, rebalancer: Rebalancer) -> None:
+        self.rt = runtime
+        self.rb = rebalancer
+
+    # -- OffsetCommit -------------------------------------------------------
+
+    def commit(self, version: int, request: Any, ctx: RequestContext) -> Any:
+        topics = self.rt.topics
+        use_ids = version >= 10
+        rejected: _TopicResponses | None = None
+        valid: list[tuple[Any, str, list[Any]]] = []
+        for topic in request.topics:
+            key = topic.topic_id if use_ids else topic.name
+            partitions = topic.partitions
+            if use_ids:
+                name = topics.topic_name(key)
+                if name is None:
+                    rejected = _reject(rejected, use_ids, key, partitions, UNKNOWN_TOPIC_ID)
+                    continue
+            else:
+                name = key
+            count = topics.partition_count(name)
+            if count is None:
+                rejected = _reject(rejected, use_ids, key, partitions, UNKNOWN_TOPIC_OR_PARTITION)
+                continue
+            if not all(0 <= p.partition_index < count for p in partitions):
+                bad = [p for p in partitions if not 0 <= p.partition_index < count]
+                rejected = _reject(rejected, use_ids, key, bad, UNKNOWN_TOPIC_OR_PARTITION)
+                partitions = [p for p in partitions if 0 <= p.partition_index < count]
+            if partitions:
+                valid.append((key, name, partitions))
+        if not valid:
+            return OffsetCommitResponse(topics=rejected.order if rejected is not None else [])
+
+        error = self._validate_commit(version, request)
+        if error:
+            answered = [
+                (
+                    key,
+                    [
+                        CommitPartition(partition_index=p.partition_index, error_code=error)
+                        for p in partitions
+                    ],
+                )
+                for key, _, partitions in valid
+            ]
+            return OffsetCommitResponse(topics=_merge(rejected, use_ids, answered))
+
+        group_id = request.group_id
+        group = self.rt.groups[group_id]
+        if group.state is STABLE or group.state is PREPARING_REBALANCE:
+            # Commits keep a classic member's session alive.
+            self.rb.reschedule_heartbeat(group, group.members[request.member_id])
+        now = self.rt.now
+        max_metadata = self.rt.config.offset_metadata_max_bytes
+        retention = request.retention_time_ms if 2 <= version <= 4 else -1
+        expire = now + retention if retention != -1 else -1
+        explicit_timestamps = version == 1
+        with_epoch = version >= 6
+        write_offset = self.rt.write_offset
+        answered = []
+        for key, name, partitions in valid:
+            parts = []
+            for p in partitions:
+                index = p.partition_index
+                metadata = p.committed_metadata
+                if metadata is None:
+                    metadata = ""
+                elif len(metadata) > max_metadata:
+                    parts.append(
+                        CommitPartition(partition_index=index, error_code=OFFSET_METADATA_TOO_LARGE)
+                    )
+                    continue
+                commit_ts = now
+                if explicit_timestamps and p.commit_timestamp != -1:
+                    commit_ts = p.commit_timestamp
+                write_offset(
+                    OffsetCommitKey(group_id, name, index),
+                    OffsetCommitValue(
+                        p.committed_offset,
+                        p.committed_leader_epoch if with_epoch else -1,
+                        metadata,
+                        commit_ts,
+                        expire,
+                    ),
+                )
+                parts.append(CommitPartition(partition_index=index, error_code=NONE))
+            answered.append((key, parts))
+        return OffsetCommitResponse(topics=_merge(rejected, use_ids, answered))
+
+    def _validate_commit(self, version: int, request: Any) -> int:
+        """Kafka's ClassicGroup.validateOffsetCommit; a manual commit creates a simple group."""
+        generation = request.generation_id_or_member_epoch if version >= 1 else -1
+        member_id = request.member_id if version >= 1 else ""
+        instance_id = request.group_instance_id if version >= 7 else None
+        group = self.rt.groups.get(request.group_id)
+        if group is None:
+            if generation >= 0:
+                return E.GROUP_ID_NOT_FOUND if version >= 9 else E.ILLEGAL_GENERATION
+            group = self.rt.groups[request.group_id] = ClassicGroup(request.group_id, self.rt.now)
+        if group.state is DEAD:
+            return E.COORDINATOR_NOT_AVAILABLE
+        if generation < 0 and group.state is EMPTY:
+            return E.NONE
+        if generation >= 0 or member_id or instance_id is not None:
+            error = validate_member(group, member_id, instance_id)
+            if error:
+                return error
+            if generation != group.generation:
+                return E.ILLEGAL_GENERATION
+        elif group.state is not EMPTY:
+            # A commit without member id and generation only works while nobody is in the group.
+            return E.UNKNOWN_MEMBER_ID
+        if group.state is COMPLETING_REBALANCE:
+            return E.REBALANCE_IN_PROGRESS
+        return E.NONE
+
+    # -- OffsetFetch --------------------------------------------------------
+
+    def fetch(self, version: int, request: Any, ctx: RequestContext) -> Any:
+        R = OffsetFetchResponse
+        if version >= 8:
+            topic_cls, partition_cls = R.OffsetFetchResponseTopics, R.OffsetFetchResponsePartitions
+            group_cls = R.OffsetFetchResponseGroup
+            fetch_group = self._fetch_group
+            return R(
+                groups=[
+                    group_cls(
+                        group_id=g.group_id,
+                        topics=fetch_group(version, g.group_id, g.topics, topic_cls, partition_cls),
+                    )
+                    for g in request.groups
+                ]
+            )
+        topic_cls, partition_cls = R.OffsetFetchResponseTopic, R.OffsetFetchResponsePartition
+        topics = request.topics
+        if topics is None and version < 2:
+            topics = []
+        return R(
+            topics=self._fetch_group(version, request.group_id, topics, topic_cls, partition_cls),
+            error_code=E.NONE,
+        )
+
+    def _fetch_group(
+        self,
+        version: int,
+        group_id: str,
+        requested: list[Any] | None,
+        topic_cls: Any,
+        partition_cls: Any,
+    ) -> list[Any]:
+        """One group's offsets. Unknown groups have no offsets and no error, as in Kafka."""
+        group = self.rt.groups.get(group_id)
+        offsets = None
+        if group is not None and group.state is not DEAD:
+            offsets = self.rt.offsets.group(group_id)
+        use_ids = version >= 10
+        lookup = self.rt.topics
+        result: list[Any] = []
+        if requested is None:
+            if not offsets:
+                return result
+            for topic, partitions in offsets.items():
+                parts = [
+                    partition_cls(
+                        partition_index=p,
+                        committed_offset=v.offset,
+                        committed_leader_epoch=v.leader_epoch,
+                        metadata=v.metadata,
+                        error_code=0,
+                    )
+                    for p, v in partitions.items()
+                ]
+                if use_ids:
+                    topic_id = lookup.topic_id(topic)
+                    if topic_id is None:
+                        continue
+                    result.append(topic_cls(topic_id=topic_id, partitions=parts))
+                else:
+                    result.append(topic_cls(name=topic, partitions=parts))
+            return result
+        for t in requested:
+            if use_ids:
+                name = lookup.topic_name(t.topic_id)
+                if name is None:
+                    result.append(
+                        topic_cls(
+                            topic_id=t.topic_id,
+                            partitions=[
+                                partition_cls(
+                                    partition_index=p,
+                                    committed_offset=INVALID_OFFSET,
+                                    committed_leader_epoch=-1,
+                                    metadata="",
+                                    error_code=E.UNKNOWN_TOPIC_ID,
+                                )
+                                for p in t.partition_indexes
+                            ],
+                        )
+                    )
+                    continue
+            else:
+                name = t.name
+            committed = offsets.get(name) if offsets else None
+            parts = []
+            for p in t.partition_indexes:
+                v = committed.get(p) if committed else None
+                if v is None:
+                    parts.append(
+                        partition_cls(
+                            partition_index=p,
+                            committed_offset=INVALID_OFFSET,
+                            committed_leader_epoch=-1,
+                            metadata="",
+                            error_code=0,
+                        )
+                    )
+                else:
+                    parts.append(
+                        partition_cls(
+                            partition_index=p,
+                            committed_offset=v.offset,
+                            committed_leader_epoch=v.leader_epoch,
+                            metadata=v.metadata,
+                            error_code=0,
+                        )
+                    )
+            if use_ids:
+                result.append(topic_cls(topic_id=t.topic_id, partitions=parts))
+            else:
+                result.append(topic_cls(name=name, partitions=parts))
+        return result
+
+    # -- OffsetDelete -------------------------------------------------------
+
+    def delete(self, version: int, request: Any, ctx: RequestContext) -> Any:
+        group_id = request.group_id
+        if not group_id:
+            return OffsetDeleteResponse(error_code=E.INVALID_GROUP_ID)
+        out = _TopicResponses(lambda name: DeleteTopic(name=name, partitions=[]))
+        lookup = self.rt.topics
+        valid = []
+        for topic in request.topics:
+            count = lookup.partition_count(topic.name)
+            good = []
+            for p in topic.partitions:
+                if count is not None and 0 <= p.partition_index < count:
+                    good.append(p.partition_index)
+                else:
+                    out.add(
+                        topic.name,
+                        DeletePartition(
+                            partition_index=p.partition_index,
+                            error_code=E.UNKNOWN_TOPIC_OR_PARTITION,
+                        ),
+                    )
+            if good:
+                valid.append((topic.name, good))
+
+        group = self.rt.groups.get(group_id)
+        if group is None or group.state is DEAD:
+            return OffsetDeleteResponse(error_code=E.GROUP_ID_NOT_FOUND)
+        if (
+            group.state in (STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE)
+            and not group.uses_consumer_protocol()
+        ):
+            return OffsetDeleteResponse(error_code=E.NON_EMPTY_GROUP)
+        for name, partitions in valid:
+            if group.is_subscribed_to_topic(name):
+                for p in partitions:
+                    out.add(
+                        name,
+                        DeletePartition(partition_index=p, error_code=E.GROUP_SUBSCRIBED_TO_TOPIC),
+                    )
+                continue
+            for p in partitions:
+                out.add(name, DeletePartition(partition_index=p, error_code=E.NONE))
+                if self.rt.offsets.get(group_id, name, p) is not None:
+                    self.rt.write(offset_record(group_id, name, p, None))
+        return OffsetDeleteResponse(error_code=E.NONE, topics=out.order)
+
+    # -- deleting a group's offsets (DeleteGroups) ----------------------------
+
+    def delete_all_offsets(self, group_id: str) -> int:
+        offsets = self.rt.offsets.group(group_id)
+        if not offsets:
+            return 0
+        doomed = [(t, p) for t, parts in offsets.items() for p in parts]
+        for topic, partition in doomed:
+            self.rt.write(offset_record(group_id, topic, partition, None))
+        return len(doomed)
+
+    # -- retention (KIP-211) --------------------------------------------------
+
+    def expire_offsets(self) -> None:
+        """Kafka's cleanupGroupMetadata: drop expired offsets, then Empty groups left with none."""
+        for group_id in list(self.rt.groups):
+            if self._cleanup_expired_offsets(group_id):
+                group = self.rt.groups.get(group_id)
+                if group is not None and group.state is EMPTY:
+                    self.rt.write(group_record(group_id, None))
+
+    def _cleanup_expired_offsets(self, group_id: str) -> bool:
+        """Write tombstones for expired offsets; True when the group has none left."""
+        offsets = self.rt.offsets.group(group_id)
+        if offsets is None:
+            return True
+        group = self.rt.groups[group_id]
+        base = expiration_base(group)
+        if base is None:
+            return False
+        now = self.rt.now
+        retention = self.rt.config.offsets_retention_ms
+        all_expired = True
+        expired = []
+        for topic, partitions in offsets.items():
+            if group.is_subscribed_to_topic(topic):
+                all_expired = False
+                continue
+            for partition, value in partitions.items():
+                if is_expired(value, now, retention, base):
+                    expired.append((topic, partition))
+                else:
+                    all_expired = False
+        for topic, partition in expired:
+            self.rt.write(offset_record(group_id, topic, partition, None))
+        return all_expired
+
+
+def expiration_base(group: ClassicGroup) -> Callable[[OffsetCommitValue], int] | None:
+    """What retention counts from (Kafka's offsetExpirationCondition); None: never expires."""
+    if group.protocol_type:
+        if group.state is EMPTY:
+            since_empty = group.state_timestamp
+            if since_empty is not None:
+                return lambda value: since_empty
+            return _commit_time
+        if (
+            group.uses_consumer_protocol()
+            and group.subscribed_topics is not None
+            and group.state is STABLE
+        ):
+            return _commit_time
+        return None
+    return _commit_time
+
+
+def _commit_time(value: OffsetCommitValue) -> int:
+    return value.commit_timestamp
+
+
+def is_expired(
+    value: OffsetCommitValue,
+    now_ms: int,
+    retention_ms: int,
+    base: Callable[[OffsetCommitValue], int],
+) -> bool:
+    if value.expire_timestamp != -1:
+        return now_ms >= value.expire_timestamp
+    return now_ms - base(value) >= retention_ms

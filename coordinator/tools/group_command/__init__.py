@@ -1,0 +1,1 @@
+"""The pieces of `kcsim consumer-groups` (kafka-consumer-groups.sh): options, views, actions."""
