@@ -63,13 +63,25 @@ class Broker:
         self.config = config
         self.clock_ms = clock_ms or (lambda: int(time.time() * 1000))
         self.topics = TopicRegistry()
-        self.routes = load_handlers()
+        self.routes = self._wire_routes(load_handlers())
         self._plans: dict[int, _Plan] = {}
         self.request_counts: dict[int, int] = {}
         self.data_arrived = trio.lowlevel.ParkingLot()
         self.persist: Callable[[list[Any]], Awaitable[None]] | None = None
         self.groups: Any = None  # the group coordinator, attached by the server
         self.wake_timer: Callable[[], None] = lambda: None
+
+    def _wire_routes(self, declared: dict[int, Route]) -> dict[int, Route]:
+        """Routes by the key clients send: extension APIs sit on configurable keys."""
+        from .config import DECLARED_EXTENSION_KEYS, extension_keys
+
+        routes = {k: r for k, r in declared.items() if k not in DECLARED_EXTENSION_KEYS}
+        for wire, key in extension_keys(self.config).items():
+            if key in declared:
+                if wire in routes:
+                    raise ValueError(f"pause API key {wire} collides with a Kafka API key")
+                routes[wire] = declared[key]
+        return routes
 
     # -- request entry point ------------------------------------------------
 
@@ -103,11 +115,11 @@ class Broker:
             request, end = plan.decode(frame, pos)
         except (DecodeError, struct.error, IndexError, ValueError, UnicodeDecodeError) as exc:
             raise ProtocolViolation(
-                f"malformed {APIS[api_key].name} v{version} request: {exc}") from None
+                f"malformed {APIS[plan.route.api_key].name} v{version} request: {exc}") from None
         if end > len(frame):
-            raise ProtocolViolation(f"{APIS[api_key].name} v{version} request is truncated")
+            raise ProtocolViolation(f"{APIS[plan.route.api_key].name} v{version} request is truncated")
         self.request_counts[api_key] = self.request_counts.get(api_key, 0) + 1
-        ctx = RequestContext(api_key, version, correlation_id, header.client_id or "", host)
+        ctx = RequestContext(plan.route.api_key, version, correlation_id, header.client_id or "", host)
         result = plan.route.fn(self, ctx, request)
         if result is None:
             return None
@@ -138,8 +150,8 @@ class Broker:
 
     def advertised_versions(self, cls: Any) -> list[Any]:
         return [
-            cls.ApiVersion(api_key=r.api_key, min_version=r.min_version, max_version=r.max_version)
-            for r in sorted(self.routes.values(), key=lambda r: r.api_key)
+            cls.ApiVersion(api_key=wire, min_version=r.min_version, max_version=r.max_version)
+            for wire, r in sorted(self.routes.items())
         ]
 
     # -- state changes ------------------------------------------------------

@@ -43,6 +43,8 @@ class Config:
     compaction_interval_ms: int = 60000
     tombstone_retention_ms: int = 24 * 3600 * 1000
     repair: bool = False
+    extensions: bool = True
+    pause_api_keys: str = "1000,1001,1002"
     log_level: str = "INFO"
 
     @property
@@ -78,6 +80,8 @@ HELP: dict[str, str] = {
     "compaction_interval_ms": "how often closed segments are compacted (0 = never)",
     "tombstone_retention_ms": "how long compaction keeps tombstones",
     "repair": "cut a log at the first corrupt record instead of refusing to start",
+    "extensions": "serve the kcsim extension APIs (KIP-1249 pause/resume/list paused partitions)",
+    "pause_api_keys": "wire API keys of PausePartitions,ResumePartitions,ListPausedPartitions",
     "log_level": "DEBUG, INFO, WARNING or ERROR",
 }
 
@@ -133,6 +137,7 @@ def validate(cfg: Config) -> None:
         raise ValueError(f"port {cfg.port} out of range")
     if cfg.default_partitions < 1:
         raise ValueError("default_partitions must be at least 1")
+    extension_keys(cfg)
     if cfg.min_session_timeout_ms > cfg.max_session_timeout_ms:
         raise ValueError("min_session_timeout_ms exceeds max_session_timeout_ms")
 
@@ -143,3 +148,19 @@ def data_path(cfg: Config) -> Path:
 
 def new_cluster_id() -> str:
     return uuid.uuid4().hex[:22]
+
+
+DECLARED_EXTENSION_KEYS = (1000, 1001, 1002)
+
+
+def extension_keys(cfg: Config) -> dict[int, int]:
+    """Wire key -> declared key of each extension API (empty when extensions are off)."""
+    if not cfg.extensions:
+        return {}
+    try:
+        wire = [int(k) for k in str(cfg.pause_api_keys).split(",")]
+    except ValueError:
+        raise ValueError(f"pause_api_keys must be three integers, not {cfg.pause_api_keys!r}") from None
+    if len(wire) != 3 or len(set(wire)) != 3 or any(not 0 <= k <= 32767 for k in wire):
+        raise ValueError(f"pause_api_keys must be three distinct keys 0..32767, not {cfg.pause_api_keys!r}")
+    return dict(zip(wire, DECLARED_EXTENSION_KEYS))
