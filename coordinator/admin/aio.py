@@ -11,11 +11,7 @@ one pipelined connection per broker.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import AsyncExitStack
-from types import TracebackType
 from typing import Any, Self
-
-import trio
 
 from . import requests
 from .calls import Call, ClientState, PauseApiKeys
@@ -35,7 +31,7 @@ from .results import (
 
 
 class TrioAdminClient:
-    """The trio twin of AdminClient; use it as `async with TrioAdminClient(...) as admin`."""
+    """The trio twin of AdminClient; `async with TrioAdminClient(...) as admin` closes it."""
 
     def __init__(
         self,
@@ -49,38 +45,22 @@ class TrioAdminClient:
     ) -> None:
         self._state = ClientState(timeout, retry_backoff, retry_backoff_max,
                                   pause_api_keys or PauseApiKeys())
-        self._bootstrap = bootstrap_servers
-        self._client_id = client_id
-        self._network: TrioNetwork | None = None
-        self._stack: AsyncExitStack | None = None
+        self._network = TrioNetwork(bootstrap_servers, client_id)
 
     async def __aenter__(self) -> Self:
-        stack = AsyncExitStack()
-        nursery = await stack.enter_async_context(trio.open_nursery())
-        self._network = TrioNetwork(self._bootstrap, self._client_id, nursery)
-        stack.push_async_callback(self._network.aclose)
-        self._stack = stack
         return self
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        stack, self._stack = self._stack, None
-        if stack is None:
-            return None
-        return await stack.__aexit__(exc_type, exc, tb)
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     async def aclose(self) -> None:
-        await self.__aexit__(None, None, None)
+        await self._network.aclose()
 
     async def _run(self, plan: Any, timeout: float | None, *args: Any) -> Any:
-        if self._network is None:
-            raise RuntimeError("use TrioAdminClient as `async with TrioAdminClient(...) as admin`")
         return await run_trio(plan(Call(self._state, timeout), *args), self._network.perform)
 
     def request_counts(self) -> dict[str, int]:
-        return {} if self._network is None else dict(self._network.request_counts)
+        return dict(self._network.request_counts)
 
     async def api_versions(self, timeout: float | None = None) -> dict[int, tuple[int, int]]:
         return await self._run(requests.served_versions, timeout)

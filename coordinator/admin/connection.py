@@ -8,6 +8,7 @@ REQUEST_TIMED_OUT) so callers handle them like any other retriable Kafka error.
 from __future__ import annotations
 
 import socket
+import struct
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -30,6 +31,9 @@ from .wire import (
 )
 
 _BROKEN = (OSError, ProtocolViolation, DecodeError, EOFError)
+# A reader is a system task: whatever ends its stream must fail its waiters, never the run.
+_READER_ENDS = (trio.BrokenResourceError, trio.ClosedResourceError, ValueError, KeyError,
+                struct.error)
 _RECEIVE_BYTES = 65536
 
 
@@ -135,8 +139,8 @@ class _Waiter:
 class TrioConnection:
     """A trio connection to one broker; requests from many tasks share it (pipelined).
 
-    A reader task, started in the nursery given to `connect`, hands each response to
-    the task waiting for its correlation id.
+    A reader (a trio system task, so a caller's exceptions never come back wrapped in an
+    exception group) hands each response to the task waiting for its correlation id.
     """
 
     def __init__(self, host: str, port: int, client_id: str) -> None:
@@ -154,7 +158,7 @@ class TrioConnection:
     def open(self) -> bool:
         return self._stream is not None and self._failed is None
 
-    async def connect(self, nursery: trio.Nursery, deadline: float) -> None:
+    async def connect(self, deadline: float) -> None:
         with trio.move_on_at(_trio_deadline(deadline)) as scope:
             try:
                 self._stream = await trio.open_tcp_stream(self.host, self.port)
@@ -162,7 +166,7 @@ class TrioConnection:
                 raise network_error(self.address, exc) from None
         if scope.cancelled_caught:
             raise _timed_out(self.address)
-        nursery.start_soon(self._read_loop)
+        trio.lowlevel.spawn_system_task(self._read_loop, name=f"kcsim-admin reader {self.address}")
         reply = await self.call(API_VERSIONS, API_VERSIONS_VERSION, api_versions_request(), deadline)
         retry = api_versions_retry_version(reply.body)
         if retry is not None:
@@ -217,7 +221,7 @@ class TrioConnection:
                         if waiter is not None:
                             waiter.response = response
                             waiter.event.set()
-            except (*_BROKEN, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            except (*_BROKEN, *_READER_ENDS) as exc:
                 self._fail(network_error(self.address, exc))
 
     def _fail(self, error: AdminError) -> None:

@@ -103,13 +103,10 @@ class SyncNetwork:
 
 
 class TrioNetwork:
-    def __init__(
-        self, bootstrap_servers: str | Sequence[str], client_id: str, nursery: trio.Nursery
-    ) -> None:
+    def __init__(self, bootstrap_servers: str | Sequence[str], client_id: str) -> None:
         self.bootstrap = parse_bootstrap(bootstrap_servers)
         self.client_id = client_id
         self.request_counts: Counter[str] = Counter()
-        self._nursery = nursery
         self._connections: dict[tuple[str, int], TrioConnection] = {}
         self._opening: dict[tuple[str, int], trio.Lock] = {}
 
@@ -137,7 +134,7 @@ class TrioNetwork:
                     await conn.aclose()
                 conn = TrioConnection(host, port, self.client_id)
                 try:
-                    await conn.connect(self._nursery, deadline)
+                    await conn.connect(deadline)
                 except AdminError:
                     await conn.aclose()
                     raise
