@@ -66,6 +66,7 @@ class Broker:
         self.routes = self._wire_routes(load_handlers())
         self._plans: dict[int, _Plan] = {}
         self.request_counts: dict[int, int] = {}
+        self.response_cache: dict[int, dict[Any, bytes]] = {}
         self.data_arrived = trio.lowlevel.ParkingLot()
         self.persist: Callable[[list[Any]], Awaitable[None]] | None = None
         self.groups: Any = None  # the group coordinator, attached by the server
@@ -84,6 +85,12 @@ class Broker:
         return routes
 
     # -- request entry point ------------------------------------------------
+
+    def encode_body(self, api_key: int, version: int, response: Any) -> bytes:
+        """Encode a response body once so a handler can cache and reuse it."""
+        out = bytearray()
+        codec(api_key, "response").encoder(version)(response, out)
+        return bytes(out)
 
     def plan(self, api_key: int, version: int) -> _Plan | None:
         key = (api_key << 16) | (version & 0xFFFF)
@@ -138,7 +145,10 @@ class Broker:
         out = bytearray(_SIZE_CORR.pack(0, correlation_id))
         if plan.flexible_response:
             out += b"\x00"
-        plan.encode(response, out)
+        if type(response) is bytes:
+            out += response  # a body the handler encoded (and cached) itself
+        else:
+            plan.encode(response, out)
         struct.pack_into(">i", out, 0, len(out) - 4)
         return bytes(out)
 

@@ -45,6 +45,7 @@ class Server:
         self.exit_code = 0
         self.stopped = trio.Event()
         self._cancel: trio.CancelScope | None = None
+        self._open: set[_Connection] = set()
 
     def attach_durability(self, durability: Any) -> None:
         """Persist through the durable log's group-commit writer."""
@@ -95,6 +96,7 @@ class Server:
                         await nursery.start(self.durability.writer.run)
                     if self.broker.groups is not None:
                         nursery.start_soon(self._timer)
+                    nursery.start_soon(self._reap_idle)
                     task_status.started(self.port)
                     await trio.serve_listeners(self._connection, listeners,
                                                handler_nursery=nursery)
@@ -153,8 +155,14 @@ class Server:
             host = stream.socket.getpeername()[0]
         except OSError:
             host = "unknown"
+        conn = _Connection(trio.current_time())
+        self._open.add(conn)
         try:
-            await self._serve_stream(stream, host)
+            with conn.scope:
+                await self._serve_stream(stream, host, conn)
+            if conn.scope.cancelled_caught:
+                log.info("closing connection from %s idle for %d ms", host,
+                         self.config.idle_timeout_ms)
         except ProtocolViolation as exc:
             log.warning("closing connection from %s: %s", host, exc)
         except ConnectionAbort:
@@ -162,28 +170,48 @@ class Server:
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
             pass
         finally:
+            self._open.discard(conn)
             self.connections -= 1
             with trio.CancelScope(shield=True):
                 await stream.aclose()
 
-    async def _serve_stream(self, stream: trio.SocketStream, host: str) -> None:
+    async def _reap_idle(self) -> None:
+        """Close connections idle longer than idle_timeout_ms (one task for all of them)."""
+        idle_s = self.config.idle_timeout_ms / 1000.0
+        period = min(max(idle_s / 4, 0.01), 1.0)
+        while True:
+            await trio.sleep(period)
+            limit = trio.current_time() - idle_s
+            for conn in list(self._open):
+                if conn.last_active < limit:
+                    conn.scope.cancel()
+
+    async def _serve_stream(self, stream: trio.SocketStream, host: str, conn: "_Connection") -> None:
         broker = self.broker
         max_frame = self.config.max_frame_bytes
-        idle_s = self.config.idle_timeout_ms / 1000.0
-        buf = bytearray()
         unpack = _SIZE.unpack_from
+        now = trio.current_time
+        pending = bytearray()  # an incomplete frame carried over to the next receive
         while True:
+            data = await stream.receive_some(_RECV)
+            if not data:
+                return
+            conn.last_active = now()
+            if pending:
+                pending += data
+                data = pending
+            view = memoryview(data)
             pos = 0
-            end = len(buf)
+            end = len(data)
             out: list[bytes] = []
             while end - pos >= 4:
-                (size,) = unpack(buf, pos)
+                (size,) = unpack(data, pos)
                 if size < 0 or size > max_frame:
                     raise ProtocolViolation(
                         f"frame of {size} bytes is outside 0..{max_frame} (max_frame_bytes)")
                 if end - pos - 4 < size:
                     break
-                frame = bytes(buf[pos + 4 : pos + 4 + size])
+                frame = view[pos + 4 : pos + 4 + size]
                 pos += 4 + size
                 result = broker.process(frame, host)
                 if result is None:
@@ -194,19 +222,24 @@ class Server:
                 if out:
                     await stream.send_all(b"".join(out) if len(out) > 1 else out[0])
                     out = []
+                conn.last_active = _BUSY
                 response = await result  # type: ignore[misc]
+                conn.last_active = now()
                 if response is not None:
                     out.append(response)
-            if pos:
-                del buf[:pos]
+            pending = bytearray(view[pos:]) if pos < end else bytearray()
             if out:
                 await stream.send_all(b"".join(out) if len(out) > 1 else out[0])
-            data = b""
-            with trio.move_on_after(idle_s):
-                data = await stream.receive_some(_RECV)
-                if not data:
-                    return
-            if not data:
-                log.info("closing idle connection from %s", host)
-                return
-            buf += data
+
+
+_BUSY = float("inf")
+
+
+class _Connection:
+    """What the idle reaper knows of a connection."""
+
+    __slots__ = ("scope", "last_active")
+
+    def __init__(self, now: float) -> None:
+        self.scope = trio.CancelScope()
+        self.last_active = now

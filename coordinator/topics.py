@@ -173,12 +173,14 @@ class TopicRegistry:
         self.by_name: dict[str, Topic] = {}
         self.by_id: dict[uuid.UUID, Topic] = {}
         self._open_store = open_store or (lambda topic_id, index: MemoryBatches())
+        self.version = 0  # bumped on every change, so cached metadata knows it is stale
 
     def get(self, name: str) -> Topic | None:
         return self.by_name.get(name)
 
     def create(self, name: str, partitions: int, configs: dict[str, str] | None = None,
                topic_id: uuid.UUID | None = None) -> Topic:
+        self.version += 1
         topic_id = topic_id or uuid.uuid4()
         topic = Topic(name, topic_id,
                       [Partition(i, self._open_store(topic_id, i)) for i in range(partitions)],
@@ -188,6 +190,7 @@ class TopicRegistry:
         return topic
 
     def delete(self, name: str) -> Topic | None:
+        self.version += 1
         topic = self.by_name.pop(name, None)
         if topic is not None:
             self.by_id.pop(topic.topic_id, None)
@@ -213,9 +216,11 @@ class TopicRegistry:
             self.create(name, value.partitions, value.configs, uuid.UUID(bytes=value.topic_id))
         else:
             topic.configs = dict(value.configs)
+            self.version += 1
             self.add_partitions(name, value.partitions)
 
     def add_partitions(self, name: str, count: int) -> None:
+        self.version += 1
         topic = self.by_name[name]
         for i in range(len(topic.partitions), count):
             topic.partitions.append(Partition(i, self._open_store(topic.topic_id, i)))

@@ -14,7 +14,14 @@ from uuid import UUID
 
 import msgspec
 
-from .primitives import DecodeError, UVARINT_TABLE, read_uvarint, uvarint_bytes
+from .primitives import (
+    UVARINT_TABLE,
+    DecodeError,
+    array_packer,
+    array_unpacker,
+    read_uvarint,
+    uvarint_bytes,
+)
 from .schema import _MISSING, ArrayType, Field, Message, StructType
 
 _FIXED = {
@@ -251,7 +258,8 @@ class MessageCodec:
                         src("_ap(_it)")
                 elif item in _FIXED:
                     ch, size = _FIXED[item]
-                    src(f"{target} = list(_struct.unpack_from('>' + str({n}) + '{ch}', buf, pos))")
+                    env[f"_AU_{ch}"] = array_unpacker(ch)
+                    src(f"{target} = _AU_{ch}({n}, buf, pos)")
                     src(f"pos += {size} * {n}")
                 else:
                     src(f"{target} = []")
@@ -383,7 +391,8 @@ class MessageCodec:
                         src(f"{sub}(_it, out)")
                 elif item in _FIXED:
                     ch, _ = _FIXED[item]
-                    src(f"out += _struct.pack('>' + str(len({v})) + '{ch}', *{v})")
+                    env[f"_AP_{ch}"] = array_packer(ch)
+                    src(f"out += _AP_{ch}({v})")
                 else:
                     src(f"for _it in {v}:")
                     with src.indent():

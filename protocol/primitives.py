@@ -6,6 +6,9 @@ and tagged fields) plus a precomputed table for the common one-byte case.
 
 from __future__ import annotations
 
+import struct
+from typing import Any, Callable, Sequence
+
 
 class DecodeError(ValueError):
     """Bytes that do not form a valid message of the declared version."""
@@ -55,3 +58,34 @@ def varint_bytes(value: int) -> bytes:
 def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
     raw, pos = read_uvarint(buf, pos)
     return zigzag_decode(raw), pos
+
+
+def array_packer(code: str) -> Callable[[Sequence[Any]], bytes]:
+    """Pack an array of one fixed-width type, reusing a compiled Struct per length."""
+    cache: dict[int, Callable[..., bytes]] = {}
+
+    def pack(values: Sequence[Any]) -> bytes:
+        n = len(values)
+        fn = cache.get(n)
+        if fn is None:
+            fn = struct.Struct(f">{n}{code}").pack
+            if n <= 64:
+                cache[n] = fn
+        return fn(*values)
+
+    return pack
+
+
+def array_unpacker(code: str) -> Callable[[int, Any, int], list[Any]]:
+    """Unpack `n` items of one fixed-width type at `pos` as a list."""
+    cache: dict[int, Callable[..., tuple[Any, ...]]] = {}
+
+    def unpack(n: int, buf: Any, pos: int) -> list[Any]:
+        fn = cache.get(n)
+        if fn is None:
+            fn = struct.Struct(f">{n}{code}").unpack_from
+            if n <= 64:
+                cache[n] = fn
+        return list(fn(buf, pos))
+
+    return unpack

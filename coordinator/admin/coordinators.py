@@ -93,17 +93,7 @@ def for_each_group(
     results: dict[str, Any] = {}
     last: dict[str, AdminError] = {}
     while pending:
-        retry: list[str] = []
-
-        def settle(group: str, outcome: Any, retry: list[str] = retry) -> None:
-            if isinstance(outcome, AdminError) and should_retry(outcome):
-                if outcome.coordinator_moved or outcome.code == ErrorCode.NETWORK_EXCEPTION:
-                    call.state.coordinators.pop(group, None)
-                last[group] = outcome
-                retry.append(group)
-            else:
-                results[group] = outcome
-
+        answers: list[tuple[str, Any]] = []
         try:
             coordinators = yield from find_coordinators(call, pending)
         except AdminError as exc:
@@ -112,7 +102,7 @@ def for_each_group(
         for group in pending:
             node = coordinators[group]
             if isinstance(node, AdminError):
-                settle(group, node)
+                answers.append((group, node))
             else:
                 by_node.setdefault(node, []).append(group)
         batches = (
@@ -120,14 +110,17 @@ def for_each_group(
             else [(node, [g]) for node, gs in by_node.items() for g in gs]
         )
         outcomes = yield Gather(tuple(attempt(node, gs) for node, gs in batches))
-        for (node, gs), outcome in zip(batches, outcomes):
+        for (_, gs), outcome in zip(batches, outcomes):
             for group in gs:
-                if isinstance(outcome, AdminError):
-                    settle(group, outcome)
-                else:
-                    settle(group, outcome.get(group, AdminError(
-                        ErrorCode.UNKNOWN_SERVER_ERROR, f"no answer for group {group!r}")))
-        pending = retry
+                answers.append((group, outcome if isinstance(outcome, AdminError) else outcome.get(
+                    group, AdminError(ErrorCode.UNKNOWN_SERVER_ERROR, f"no answer for {group!r}"))))
+        pending = []
+        for group, outcome in answers:
+            if _needs_retry(call, group, outcome):
+                last[group] = outcome
+                pending.append(group)
+            else:
+                results[group] = outcome
         if pending:
             delay = call.next_delay()
             if delay is None:
@@ -136,6 +129,16 @@ def for_each_group(
                 break
             yield Sleep(delay)
     return {g: results[g] for g in order}
+
+
+def _needs_retry(call: Call, group: str, outcome: Any) -> bool:
+    """Whether a group's outcome is worth another attempt; forgets its coordinator when the
+    next attempt must look it up again."""
+    if not (isinstance(outcome, AdminError) and should_retry(outcome)):
+        return False
+    if outcome.coordinator_moved or outcome.code == ErrorCode.NETWORK_EXCEPTION:
+        call.state.coordinators.pop(group, None)
+    return True
 
 
 def for_one_group(call: Call, group: str, attempt: Callable[[Node], Step[T]]) -> Step[T]:

@@ -37,7 +37,8 @@ HINTS: dict[int, str] = {
     E.FENCED_MEMBER_EPOCH: "the group is active; pause the partitions or stop the consumers first",
     E.STALE_MEMBER_EPOCH: "the group is active; pause the partitions or stop the consumers first",
     E.UNSTABLE_OFFSET_COMMIT: "a transaction on these partitions is still open; retry later",
-    E.UNSUPPORTED_VERSION: "the broker is too old for this operation",
+    E.UNSUPPORTED_VERSION: "the broker does not serve this request in a version this client "
+    "speaks; it may be too old",
     E.INVALID_REQUEST: "the broker rejected the request as malformed; check broker logs",
     E.NETWORK_EXCEPTION: "is a broker listening at --bootstrap-server?",
     E.REQUEST_TIMED_OUT: "the cluster did not answer in time; raise --timeout or check the brokers",

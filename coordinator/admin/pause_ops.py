@@ -26,7 +26,8 @@ from .partitions import by_topic, partition_outcomes
 from .results import Node, Outcomes, TopicPartition
 from .wire import negotiate
 
-NEEDS_KCSIM = "pausing partitions is KIP-1249, which this broker does not serve; it needs kcsim"
+NEEDS_KCSIM = "this broker does not serve KIP-1249 (PausePartitions, ResumePartitions, " \
+    "ListPausedPartitions)"
 
 
 def supports_pause(call: Call) -> Step[bool]:
@@ -37,7 +38,8 @@ def supports_pause(call: Call) -> Step[bool]:
 def _require(served: dict[int, tuple[int, int]], wire_key: int) -> None:
     if negotiate(served, wire_key, 0, 0) is None:
         raise AdminError(ErrorCode.UNSUPPORTED_VERSION, NEEDS_KCSIM,
-                         hint="run this against a kcsim broker, or resume the group's consumers")
+                         hint="pausing needs a kcsim broker; on Kafka, stop the group's consumers "
+                         "to reset its offsets")
 
 
 def _change(

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from protocol.errors import ErrorCode
 
+from ..pause.classic import without_paused
 from .classic import ClassicGroup, Member
 from .records import group_metadata_value
 from .responses import current_members, generation_response, join_error, sync_response
@@ -250,6 +251,7 @@ class Rebalancer:
     def complete_sync_from_leader(self, group: ClassicGroup, assignments: dict[str, bytes]) -> None:
         """The leader's assignment: store the generation, then answer every parked SyncGroup."""
         full = {m: assignments.get(m, b"") for m in group.members}
+        full = dict(without_paused(self.rt, group, full))
         self.rt.persist_group(group, group_metadata_value(group, full))
         self.set_and_propagate_assignment(group, full)
         group.transition_to(STABLE, self.rt.now)

@@ -22,6 +22,7 @@ from storage.records import (
     Record,
 )
 
+from ..pause.registry import PausedRegistry
 from .classic import ClassicGroup, Member, Waiter
 from .deadlines import Deadlines
 from .interface import GroupConfig, Outcome, TopicLookup
@@ -61,6 +62,12 @@ class GroupRuntime:
         self.topics = topics
         self.new_uuid = new_uuid
         self.groups: dict[str, ClassicGroup] = {}
+        # KIP-848 groups share the group-id namespace: an id is in one dict at most.
+        self.consumer_groups: dict[str, Any] = {}
+        self.paused = PausedRegistry()
+        # Folds of record kinds other coordinators' parts own, by key type.
+        self.folds: dict[type, Callable[[Record], None]] = {}
+        self.loaded_consumer: set[str] = set()
         self.offsets = OffsetStore()
         self.deadlines = Deadlines()
         self.now = 0
@@ -123,12 +130,16 @@ class GroupRuntime:
             self._apply_offset(key, record.value)
         elif kind is GroupMetadataKey:
             self._apply_group(key.group, record.value)
+        else:
+            fold = self.folds.get(kind)
+            if fold is not None:
+                fold(record)
 
     def _apply_offset(self, key: OffsetCommitKey, value: OffsetCommitValue | None) -> None:
         if value is None:
             self.offsets.remove(key.group, key.topic, key.partition)
             return
-        if key.group not in self.groups:
+        if key.group not in self.groups and key.group not in self.consumer_groups:
             # Offsets without a group: Kafka's "simple" group, Empty with no protocol type.
             self.groups[key.group] = ClassicGroup(key.group, self.now)
         self.offsets.put(key.group, key.topic, key.partition, value)
@@ -163,6 +174,11 @@ class GroupRuntime:
         for member in group.members.values():
             self.drop(member.join_waiter)
             self.drop(member.sync_waiter)
+
+    def group_exists(self, group_id: str) -> bool:
+        """Whether the id names a live group of either kind (offsets alone make a simple group)."""
+        classic = self.groups.get(group_id)
+        return group_id in self.consumer_groups or (classic is not None and classic.state is not DEAD)
 
     # -- ids ----------------------------------------------------------------
 

@@ -14,7 +14,11 @@ _INVALID_REQUEST = 42
 
 @serves(18)
 def api_versions(broker: Any, ctx: Any, request: Any) -> Any:
-    cached = broker.__dict__.get("_api_versions_table")
-    if cached is None:
-        cached = broker._api_versions_table = broker.advertised_versions(ApiVersionsResponse)
-    return ApiVersionsResponse(error_code=0, api_keys=cached, throttle_time_ms=0)
+    """The table never changes while a server runs: encode it once per version."""
+    cache = broker.response_cache.setdefault(18, {})
+    body = cache.get(ctx.api_version)
+    if body is None:
+        table = broker.advertised_versions(ApiVersionsResponse)
+        response = ApiVersionsResponse(error_code=0, api_keys=table, throttle_time_ms=0)
+        body = cache[ctx.api_version] = broker.encode_body(18, ctx.api_version, response)
+    return body

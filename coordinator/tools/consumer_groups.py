@@ -7,16 +7,13 @@ live in `coordinator.tools.group_command`; this module wires them to the `kcsim`
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable
 
-from coordinator.admin import AdminClient, AdminError, PauseApiKeys
+from coordinator.admin import AdminClient, AdminError
 
 from .group_command import deletion, describe, listing, pausing, reset
 from .group_command.options import DESCRIPTION, Options, add_arguments, validate
 from .group_command.report import USAGE_ERROR, Reporter, UsageError
-
-PAUSE_KEYS_ENV = "KCSIM_PAUSE_API_KEYS"  # "pause,resume,list" when a kcsim moved them
 
 ACTIONS: dict[str, Callable[[AdminClient, Options, Reporter], None]] = {
     "list": listing.list_groups,
@@ -42,19 +39,20 @@ def run(args: argparse.Namespace, reporter: Reporter | None = None) -> int:
     parser: argparse.ArgumentParser = args.parser
     try:
         opts = validate(args)
-        pause_keys = PauseApiKeys.parse(os.environ[PAUSE_KEYS_ENV]) \
-            if os.environ.get(PAUSE_KEYS_ENV) else None
-        with AdminClient(opts.bootstrap, timeout=opts.timeout_s,
-                         pause_api_keys=pause_keys) as admin:
+        with _client(opts) as admin:
             ACTIONS[opts.action](admin, opts, report)
     except UsageError as exc:
-        parser.print_usage(report.err)
-        report.warn(f"{parser.prog}: error: {exc}")
-        return USAGE_ERROR
-    except ValueError as exc:  # a malformed --bootstrap-server or KCSIM_PAUSE_API_KEYS
         parser.print_usage(report.err)
         report.warn(f"{parser.prog}: error: {exc}")
         return USAGE_ERROR
     except AdminError as exc:
         report.error(exc)
     return report.exit_code
+
+
+def _client(opts: Options) -> AdminClient:
+    try:
+        return AdminClient(opts.bootstrap, timeout=opts.timeout_s,
+                           pause_api_keys=opts.pause_api_keys)
+    except ValueError as exc:
+        raise UsageError(f"--bootstrap-server: {exc}") from None

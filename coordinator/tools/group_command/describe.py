@@ -17,7 +17,7 @@ from coordinator.admin import (
 
 from .groups import describe_all, offsets_of_all, target_groups
 from .options import Options
-from .render import Column, Section, format_table, rows_csv, sections_json
+from .render import Column, Section, error_json, format_table, rows_csv, sections_json
 from .report import Reporter
 
 REBALANCING = ("PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling")
@@ -232,7 +232,7 @@ def emit_states(report: Reporter, output: str, sections: Sequence[Section], verb
         out = []
         for s in sections:
             if s.error is not None:
-                out.append(json.loads(sections_json([s], "rows"))[0])
+                out.append({"group": s.group, "error": error_json(s.error)})
                 continue
             row = dict(s.rows[0])
             row["coordinator"] = s.extra["coordinator"]

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass
 from typing import Any
+
+from coordinator.admin import PauseApiKeys
 
 from .report import UsageError
 
@@ -14,6 +17,7 @@ SCENARIOS = ("to_datetime", "by_duration", "to_earliest", "to_latest", "shift_by
              "to_current", "to_offset")
 OUTPUTS = ("table", "json", "csv")
 DEFAULT_TIMEOUT_MS = 5000
+PAUSE_KEYS_ENV = "KCSIM_PAUSE_API_KEYS"  # the same variable `kcsim serve` reads
 CONSUMER_STATES = ("PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty",
                    "Assigning", "Reconciling")
 GROUP_TYPES = ("classic", "consumer")
@@ -88,6 +92,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     reset.add_argument("--execute", action="store_true", help="apply the plan")
     reset.add_argument("--export", action="store_true", help="print the plan as CSV")
 
+    kip = p.add_argument_group("KIP-1249 (kcsim)")
+    kip.add_argument("--pause-api-keys", metavar="PAUSE,RESUME,LIST",
+                     default=os.environ.get(PAUSE_KEYS_ENV),
+                     help="the wire keys the broker serves KIP-1249 under, as kcsim serve's "
+                     f"--pause-api-keys (default 1000,1001,1002, or ${PAUSE_KEYS_ENV})")
+
     p.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT_MS, metavar="MS",
                    help=f"how long each step may take, in ms (default {DEFAULT_TIMEOUT_MS})")
     p.add_argument("--output", choices=OUTPUTS, default="table",
@@ -117,6 +127,7 @@ class Options:
     export: bool
     timeout_s: float
     output: str
+    pause_api_keys: PauseApiKeys
 
 
 def _given(args: argparse.Namespace, name: str) -> bool:
@@ -221,8 +232,15 @@ def validate(args: argparse.Namespace) -> Options:
         show_state=args.state is not None, show_type=args.type is not None,
         scenario=scenario, scenario_value=scenario_value, execute=args.execute,
         dry_run=args.dry_run, export=args.export, timeout_s=args.timeout / 1000.0,
-        output=args.output,
+        output=args.output, pause_api_keys=_pause_keys(args.pause_api_keys),
     )
+
+
+def _pause_keys(text: str | None) -> PauseApiKeys:
+    try:
+        return PauseApiKeys.parse(text) if text else PauseApiKeys()
+    except ValueError as exc:
+        raise UsageError(f"--pause-api-keys: {exc}") from None
 
 
 def _reset_scenario(args: argparse.Namespace, has_scope: bool) -> tuple[str, Any]:

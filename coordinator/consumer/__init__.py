@@ -1,0 +1,1 @@
+"""KIP-848 consumer groups: server-side assignment, member epochs and reconciliation."""

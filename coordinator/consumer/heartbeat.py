@@ -1,0 +1,312 @@
+"""ConsumerGroupHeartbeat (KIP-848): join, heartbeat, leave, in Kafka's order of checks.
+
+Every check that can fail runs before the first record is written (records are
+applied as they are written), then a heartbeat: (1) creates or updates the
+member, bumping the group epoch when its subscription or the subscribed topics
+changed; (2) computes a new target assignment when the group epoch is ahead of
+the target's; (3) moves the member one step towards its target. Leaving is
+epoch -1; a static member leaving for a while is epoch -2 (it keeps its
+partitions until its session expires or its instance id comes back).
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from protocol.codecs import response_class
+from protocol.errors import ErrorCode
+
+from ..groups.records import group_record
+from ..groups.state import EMPTY as CLASSIC_EMPTY
+from .groups import ConsumerGroups
+from .model import (
+    EMPTY,
+    LEAVE_GROUP_EPOCH,
+    LEAVE_GROUP_STATIC_EPOCH,
+    Assignment,
+    ConsumerGroup,
+    ConsumerMember,
+    MemberState,
+)
+from .records import current_record, member_record, member_tombstones, target_record
+from .reconcile import owned_partitions, reconcile
+from .subscriptions import refresh_regexes, regex_problem
+
+E = ErrorCode
+HeartbeatResponse = response_class(68)
+ResponseAssignment = HeartbeatResponse.Assignment
+ResponseTopicPartitions = HeartbeatResponse.TopicPartitions
+
+# ConsumerGroupHeartbeat v1 (KIP-1082): the client generates its member id.
+CLIENT_MEMBER_ID_VERSION = 1
+
+
+class Refused(Exception):
+    """The request fails with this error before anything is written."""
+
+    def __init__(self, code: int, message: str | None = None) -> None:
+        super().__init__(message)
+        self.code = int(code)
+        self.message = message
+
+
+def error_response(code: int, message: str | None = None) -> Any:
+    return HeartbeatResponse(error_code=int(code), error_message=message, member_epoch=0,
+                             heartbeat_interval_ms=0)
+
+
+def kafka_client_host(host: str) -> str:
+    return host if "/" in host else "/" + host
+
+
+def response_assignment(assignment: Assignment) -> Any:
+    return ResponseAssignment(topic_partitions=[
+        ResponseTopicPartitions(topic_id=t, partitions=sorted(ps))
+        for t, ps in sorted(assignment.items(), key=lambda kv: kv[0].bytes)
+    ])
+
+
+class HeartbeatHandler:
+    def __init__(self, runtime: Any, groups: ConsumerGroups) -> None:
+        self.rt = runtime
+        self.ops = groups
+
+    def heartbeat(self, version: int, request: Any, ctx: Any) -> Any:
+        try:
+            self._validate(version, request)
+            if request.member_epoch in (LEAVE_GROUP_EPOCH, LEAVE_GROUP_STATIC_EPOCH):
+                return self._leave(request)
+            return self._heartbeat(version, request, ctx)
+        except Refused as refused:
+            return error_response(refused.code, refused.message)
+
+    # -- validation (Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid) -------
+
+    def _validate(self, version: int, req: Any) -> None:
+        epoch = req.member_epoch
+        if version >= CLIENT_MEMBER_ID_VERSION or epoch > 0 or epoch == LEAVE_GROUP_EPOCH:
+            _not_blank(req.member_id, "MemberId can't be empty.")
+        _not_blank(req.group_id, "GroupId can't be empty.")
+        _not_blank(req.instance_id, "InstanceId can't be empty.")
+        _not_blank(req.rack_id, "RackId can't be empty.")
+        if epoch == 0:
+            if req.rebalance_timeout_ms == -1:
+                raise Refused(E.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
+            if req.topic_partitions is None or req.topic_partitions:
+                raise Refused(E.INVALID_REQUEST, "TopicPartitions must be empty when (re-)joining.")
+            if req.subscribed_topic_names is None and req.subscribed_topic_regex is None:
+                raise Refused(E.INVALID_REQUEST, "Either SubscribedTopicNames or SubscribedTopicRegex "
+                              "must be non-null when (re-)joining.")
+        elif epoch == LEAVE_GROUP_STATIC_EPOCH:
+            if req.instance_id is None:
+                raise Refused(E.INVALID_REQUEST, "InstanceId can't be null.")
+        elif epoch < LEAVE_GROUP_STATIC_EPOCH:
+            raise Refused(E.INVALID_REQUEST, "MemberEpoch is invalid.")
+        enabled = list(self.rt.config.consumer_group_assignors)
+        if req.server_assignor is not None and req.server_assignor not in enabled:
+            raise Refused(E.UNSUPPORTED_ASSIGNOR, f"ServerAssignor {req.server_assignor} is not "
+                          f"supported. Supported assignors: {', '.join(enabled)}.")
+
+    # -- leaving --------------------------------------------------------------
+
+    def _leave(self, req: Any) -> Any:
+        group = self.rt.consumer_groups.get(req.group_id)
+        if group is None:
+            raise Refused(E.GROUP_ID_NOT_FOUND, not_consumer_message(self.rt, req.group_id))
+        member_id, epoch = req.member_id, req.member_epoch
+        if req.instance_id is None:
+            if member_id not in group.members:
+                raise Refused(E.UNKNOWN_MEMBER_ID,
+                              f"Member {member_id} is not a member of group {group.group_id}.")
+            self.ops.fence(group, member_id)
+        else:
+            member = group.static_member(req.instance_id)
+            if member is None:
+                raise Refused(E.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown.")
+            if member.member_id != member_id:
+                raise Refused(E.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id "
+                              f"{req.instance_id} was fenced by member {member.member_id}.")
+            if epoch == LEAVE_GROUP_STATIC_EPOCH:
+                leaving = member.copy()
+                leaving.member_epoch = LEAVE_GROUP_STATIC_EPOCH
+                leaving.pending_revocation = EMPTY
+                self.rt.write(current_record(group.group_id, leaving))
+            else:
+                self.ops.fence(group, member_id)
+        return HeartbeatResponse(member_id=member_id, member_epoch=epoch, heartbeat_interval_ms=0)
+
+    # -- a regular heartbeat ---------------------------------------------------
+
+    def _heartbeat(self, version: int, req: Any, ctx: Any) -> Any:
+        rt = self.rt
+        gid = req.group_id
+        joining = req.member_epoch == 0
+        group, convert = self._group(gid, joining)
+        member_id = req.member_id or self._new_member_id()
+        max_size = rt.config.consumer_group_max_size
+        if len(group.members) >= max_size and (not req.member_id or member_id not in group.members):
+            raise Refused(E.GROUP_MAX_SIZE_REACHED, "The consumer group has reached its maximum "
+                          f"capacity of {max_size} members.")
+        owned = owned_partitions(req.topic_partitions)
+        if req.instance_id is None:
+            member, replaced = self._dynamic_member(group, member_id, req.member_epoch, owned), None
+        else:
+            member, replaced = self._static_member(group, member_id, req, owned)
+
+        updated = member.copy()
+        if req.instance_id is not None:
+            updated.instance_id = req.instance_id
+        if req.rack_id is not None:
+            updated.rack_id = req.rack_id
+        if req.rebalance_timeout_ms != -1:
+            updated.rebalance_timeout_ms = req.rebalance_timeout_ms
+        if req.server_assignor is not None:
+            updated.server_assignor = req.server_assignor
+        if req.subscribed_topic_names is not None:
+            updated.subscribed_topic_names = frozenset(req.subscribed_topic_names)
+        if req.subscribed_topic_regex is not None:
+            updated.subscribed_topic_regex = req.subscribed_topic_regex or None
+        updated.client_id = ctx.client_id
+        updated.client_host = kafka_client_host(ctx.client_host)
+        regex_changed = updated.subscribed_topic_regex != member.subscribed_topic_regex
+        if regex_changed and updated.subscribed_topic_regex is not None:
+            problem = regex_problem(updated.subscribed_topic_regex)
+            if problem:
+                raise Refused(E.INVALID_REGULAR_EXPRESSION, problem)
+        if member.state is MemberState.UNKNOWN and (owned is None or owned):
+            raise Refused(E.FENCED_MEMBER_EPOCH, "The consumer group member is in a unknown "
+                          "state. The member must abandon all its partitions and rejoin.")
+        inherited = EMPTY if replaced is None else group.target.get(replaced.member_id, EMPTY)
+
+        # Nothing can fail from here on: write.
+        if convert:
+            rt.write(group_record(gid, None))
+        if replaced is not None:
+            for record in member_tombstones(gid, replaced.member_id):
+                rt.write(record)
+            rt.write(member_record(gid, updated))
+            rt.write(target_record(gid, member_id, inherited))
+            rt.write(current_record(gid, updated))
+        elif updated.subscription() != member.subscription() or member_id not in group.members:
+            rt.write(member_record(gid, updated))
+        group = rt.consumer_groups[gid]
+        bump = (updated.subscribed_topic_names != member.subscribed_topic_names) or regex_changed
+        if regex_changed:
+            refresh_regexes(group, rt.topics, rt.now, force=True)
+        self.ops.refresh_epoch(group, bump)
+        self.ops.maybe_assign(group)
+
+        current = group.members[member_id]
+        nxt = reconcile(current, group.assignment_epoch, group.target.get(member_id, EMPTY),
+                        group.owner, owned)
+        if nxt is not current:
+            self.ops.write_current(group, nxt)
+        self.ops.schedule_session(gid, member_id)
+
+        final = group.members[member_id]
+        response = HeartbeatResponse(
+            member_id=member_id,
+            member_epoch=final.member_epoch,
+            heartbeat_interval_ms=rt.config.consumer_group_heartbeat_interval_ms,
+        )
+        full = joining or (req.rebalance_timeout_ms != -1
+                           and (req.subscribed_topic_names is not None
+                                or req.subscribed_topic_regex is not None)
+                           and req.topic_partitions is not None)
+        if full or final.assigned != member.assigned:
+            response.assignment = response_assignment(final.assigned)
+        return response
+
+    def _new_member_id(self) -> str:
+        return base64.urlsafe_b64encode(self.rt.new_uuid().bytes).decode().rstrip("=")
+
+    def _group(self, group_id: str, create: bool) -> tuple[ConsumerGroup, bool]:
+        """The consumer group (a fresh, not yet written one when joining a new id), and
+        whether an Empty classic group under the id must give way to it."""
+        rt = self.rt
+        group = rt.consumer_groups.get(group_id)
+        if group is not None:
+            return group, False
+        classic = rt.groups.get(group_id)
+        if classic is None:
+            if not create:
+                raise Refused(E.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+            return ConsumerGroup(group_id), False
+        if create and classic.state is CLASSIC_EMPTY:
+            return ConsumerGroup(group_id), classic.persisted is not None
+        raise Refused(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+
+    def _dynamic_member(
+        self, group: ConsumerGroup, member_id: str, epoch: int, owned: Any
+    ) -> ConsumerMember:
+        member = group.members.get(member_id)
+        if member is None:
+            if epoch != 0:
+                raise Refused(E.UNKNOWN_MEMBER_ID,
+                              f"Member {member_id} is not a member of group {group.group_id}.")
+            return ConsumerMember(member_id)
+        check_epoch(member, epoch, owned)
+        return member
+
+    def _static_member(
+        self, group: ConsumerGroup, member_id: str, req: Any, owned: Any
+    ) -> tuple[ConsumerMember, ConsumerMember | None]:
+        instance_id = req.instance_id
+        existing = group.static_member(instance_id)
+        if req.member_epoch == 0:
+            if existing is None:
+                member = group.members.get(member_id)
+                return (member if member is not None else ConsumerMember(member_id)), None
+            if existing.member_epoch != LEAVE_GROUP_STATIC_EPOCH:
+                raise Refused(E.UNRELEASED_INSTANCE_ID, f"Static member {member_id} with instance "
+                              f"id {instance_id} cannot join the group because the instance id is "
+                              f"owned by {existing.member_id} member.")
+            replacement = existing.copy(member_id)
+            replacement.member_epoch = 0
+            replacement.previous_member_epoch = 0
+            return replacement, existing
+        if existing is None:
+            raise Refused(E.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+        if existing.member_id != member_id:
+            raise Refused(E.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id "
+                          f"{instance_id} was fenced by member {existing.member_id}.")
+        check_epoch(existing, req.member_epoch, owned)
+        return existing, None
+
+
+def check_epoch(member: ConsumerMember, epoch: int, owned: dict | None) -> None:
+    """FENCED_MEMBER_EPOCH unless the epoch is the member's, or its previous one with a
+    subset of its partitions (the answer that bumped the epoch was lost)."""
+    if epoch > member.member_epoch:
+        raise Refused(E.FENCED_MEMBER_EPOCH, "The consumer group member has a greater member "
+                      f"epoch ({epoch}) than the one known by the group coordinator "
+                      f"({member.member_epoch}). The member must abandon all its partitions "
+                      "and rejoin.")
+    if epoch < member.member_epoch:
+        if epoch != member.previous_member_epoch or not _subset(owned, member.assigned):
+            raise Refused(E.FENCED_MEMBER_EPOCH, "The consumer group member has a smaller member "
+                          f"epoch ({epoch}) than the one known by the group coordinator "
+                          f"({member.member_epoch}). The member must abandon all its partitions "
+                          "and rejoin.")
+
+
+def _subset(owned: dict | None, assigned: Assignment) -> bool:
+    if owned is None:
+        return False
+    for topic_id, partitions in owned.items():
+        held = assigned.get(topic_id)
+        if held is None or not held.issuperset(partitions):
+            return False
+    return True
+
+
+def _not_blank(value: str | None, message: str) -> None:
+    if value is not None and not value.strip():
+        raise Refused(E.INVALID_REQUEST, message)
+
+
+def not_consumer_message(rt: Any, group_id: str) -> str:
+    if rt.group_exists(group_id):
+        return f"Group {group_id} is not a consumer group."
+    return f"Group {group_id} not found."

@@ -1,0 +1,1 @@
+"""KIP-1249: partitions of a group set aside so their offsets can be reset while it runs."""

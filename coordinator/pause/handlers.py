@@ -1,0 +1,131 @@
+"""PausePartitions, ResumePartitions and ListPausedPartitions (KIP-1249).
+
+A change is written as the group's whole paused set, then takes effect: a
+consumer group gets a new group epoch and target assignment without the paused
+partitions (members revoke them at their next heartbeat); a classic group of
+the consumer protocol rebalances, and SyncGroup hands out assignments without
+them (a kcsim extension, see `classic`). Pausing a paused partition or resuming
+one that is not paused succeeds and changes nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from protocol.codecs import response_class
+from protocol.errors import ErrorCode
+
+from ..groups.classic import ClassicGroup
+from ..groups.state import COMPLETING_REBALANCE, STABLE
+from .registry import PausedSet, paused_record
+
+E = ErrorCode
+PauseResponse = response_class(1000)
+ResumeResponse = response_class(1001)
+ListPausedResponse = response_class(1002)
+NO_TOPIC = uuid.UUID(int=0)
+UNKNOWN_PARTITION_MESSAGE = E.UNKNOWN_TOPIC_OR_PARTITION.message
+
+
+class PauseHandlers:
+    def __init__(self, runtime: Any, consumer_groups: Any, rebalancer: Any) -> None:
+        self.rt = runtime
+        self.consumer = consumer_groups
+        self.rb = rebalancer
+
+    def pause(self, version: int, request: Any, ctx: Any) -> Any:
+        return self._change(request, PauseResponse, "PausePartitions", pausing=True)
+
+    def resume(self, version: int, request: Any, ctx: Any) -> Any:
+        return self._change(request, ResumeResponse, "ResumePartitions", pausing=False)
+
+    def _change(self, request: Any, cls: Any, name: str, pausing: bool) -> Any:
+        rt = self.rt
+        gid = request.group_id
+        if not rt.group_exists(gid):
+            return cls(error_code=E.GROUP_ID_NOT_FOUND, error_message=f"Group {gid} not found.",
+                       responses=[])
+        topic_cls = getattr(cls, f"{name}ResponseTopic")
+        partition_cls = getattr(cls, f"{name}ResponsePartition")
+        paused: PausedSet = dict(rt.paused.get(gid))
+        changed = False
+        answers: dict[str, Any] = {}
+        for topic in request.topics:
+            topic_id = rt.topics.topic_id(topic.name)
+            count = rt.topics.partition_count(topic.name)
+            answer = answers.get(topic.name)
+            if answer is None:
+                answer = answers[topic.name] = topic_cls(
+                    topic_name=topic.name, topic_id=topic_id or NO_TOPIC, partitions=[])
+            for index in dict.fromkeys(p.partition_index for p in topic.partitions):
+                if topic_id is None or count is None or not 0 <= index < count:
+                    answer.partitions.append(partition_cls(
+                        partition_index=index, error_code=E.UNKNOWN_TOPIC_OR_PARTITION,
+                        error_message=UNKNOWN_PARTITION_MESSAGE))
+                    continue
+                _, current = paused.get(topic_id, (topic.name, frozenset()))
+                updated = current | {index} if pausing else current - {index}
+                if updated != current:
+                    changed = True
+                    paused[topic_id] = (topic.name, updated)
+                answer.partitions.append(partition_cls(partition_index=index, error_code=E.NONE))
+        if changed:
+            rt.write(paused_record(gid, paused))
+            self.take_effect(gid)
+        return cls(error_code=E.NONE, responses=list(answers.values()))
+
+    def take_effect(self, group_id: str) -> None:
+        """Re-assign the group without (or again with) the partitions whose pause changed."""
+        group = self.rt.consumer_groups.get(group_id)
+        if group is not None:
+            if group.members:
+                self.consumer.reassign_now(group)
+            return
+        classic: ClassicGroup | None = self.rt.groups.get(group_id)
+        if classic is not None and classic.uses_consumer_protocol():
+            if classic.state is STABLE or classic.state is COMPLETING_REBALANCE:
+                self.rb.prepare_rebalance(classic)
+
+    def list_paused(self, version: int, request: Any, ctx: Any) -> Any:
+        rt = self.rt
+        gid = request.group_id
+        if not rt.group_exists(gid):
+            return ListPausedResponse(error_code=E.GROUP_ID_NOT_FOUND,
+                                      error_message=f"Group {gid} not found.", topics=[])
+        topic_cls = ListPausedResponse.ListPausedPartitionsTopic
+        partition_cls = ListPausedResponse.ListPausedPartitionsPartition
+        listed = []
+        for topic_id, (_, partitions) in rt.paused.get(gid).items():
+            name = rt.topics.topic_name(topic_id)
+            if name is None:
+                continue  # the topic is gone: its pause no longer means anything
+            parts = []
+            for p in sorted(partitions):
+                committed = rt.offsets.get(gid, name, p)
+                parts.append(partition_cls(partition_index=p,
+                                           offset=-1 if committed is None else committed.offset))
+            listed.append(topic_cls(name=name, topic_id=topic_id, partitions=parts))
+        listed.sort(key=lambda t: t.name)
+        return ListPausedResponse(error_code=E.NONE, topics=listed)
+
+    # -- groups and topics going away ----------------------------------------------
+
+    def clear(self, group_id: str) -> None:
+        """The group is deleted: so is its paused set."""
+        if self.rt.paused.get(group_id):
+            self.rt.write(paused_record(group_id, {}))
+
+    def topic_deleted(self, topic_id: uuid.UUID) -> None:
+        for group_id in sorted(self.rt.paused.groups_of_topic(topic_id)):
+            paused = dict(self.rt.paused.get(group_id))
+            paused.pop(topic_id, None)
+            self.rt.write(paused_record(group_id, paused))
+
+    def drop_missing_topics(self) -> None:
+        """At start-up: forget pauses of topics deleted while the log was written."""
+        topics = self.rt.topics
+        for group_id, paused in list(self.rt.paused.by_group.items()):
+            kept = {t: v for t, v in paused.items() if topics.topic_name(t) is not None}
+            if len(kept) != len(paused):
+                self.rt.write(paused_record(group_id, kept))
