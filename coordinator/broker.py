@@ -35,6 +35,7 @@ log = logging.getLogger("kcsim.broker")
 _HEAD = struct.Struct(">hhi")
 _SIZE_CORR = struct.Struct(">ii")
 _UNSUPPORTED_VERSION = 35
+_CACHE_LIMIT = 4096
 
 
 class ProtocolViolation(Exception):
@@ -44,7 +45,8 @@ class ProtocolViolation(Exception):
 class _Plan:
     """Everything needed to serve one (api key, version), resolved once."""
 
-    __slots__ = ("route", "version", "header_version", "decode", "encode", "flexible_response")
+    __slots__ = ("route", "version", "header_version", "decode", "encode", "flexible_response",
+                 "cache", "cache_state")
 
     def __init__(self, route: Route, version: int) -> None:
         api = APIS[route.api_key]
@@ -54,6 +56,8 @@ class _Plan:
         self.decode = codec(route.api_key, "request").decoder(version)
         self.encode = codec(route.api_key, "response").encoder(version)
         self.flexible_response = response_header_version(api, version) >= 1
+        self.cache: dict[bytes, bytes] | None = {} if route.cache_state is not None else None
+        self.cache_state: Any = None
 
 
 class Broker:
@@ -66,7 +70,6 @@ class Broker:
         self.routes = self._wire_routes(load_handlers())
         self._plans: dict[int, _Plan] = {}
         self.request_counts: dict[int, int] = {}
-        self.response_cache: dict[int, dict[Any, bytes]] = {}
         self.data_arrived = trio.lowlevel.ParkingLot()
         self.persist: Callable[[list[Any]], Awaitable[None]] | None = None
         self.groups: Any = None  # the group coordinator, attached by the server
@@ -85,12 +88,6 @@ class Broker:
         return routes
 
     # -- request entry point ------------------------------------------------
-
-    def encode_body(self, api_key: int, version: int, response: Any) -> bytes:
-        """Encode a response body once so a handler can cache and reuse it."""
-        out = bytearray()
-        codec(api_key, "response").encoder(version)(response, out)
-        return bytes(out)
 
     def plan(self, api_key: int, version: int) -> _Plan | None:
         key = (api_key << 16) | (version & 0xFFFF)
@@ -117,6 +114,17 @@ class Broker:
             raise ProtocolViolation(
                 f"unsupported version {version} of API key {api_key} "
                 f"(served: {route.min_version}-{route.max_version})")
+        cache = plan.cache
+        if cache is not None:
+            state = plan.route.cache_state(self)  # type: ignore[misc]
+            if state != plan.cache_state or len(cache) > _CACHE_LIMIT:
+                cache.clear()
+                plan.cache_state = state
+            key = bytes(frame[8:])
+            rest = cache.get(key)
+            if rest is not None:
+                self.request_counts[api_key] = self.request_counts.get(api_key, 0) + 1
+                return _SIZE_CORR.pack(len(rest) + 4, correlation_id) + rest
         try:
             header, pos = decode_request_header(frame, plan.header_version)
             request, end = plan.decode(frame, pos)
@@ -132,7 +140,10 @@ class Broker:
             return None
         if hasattr(result, "__await__"):
             return self._finish(plan, correlation_id, result)
-        return self.encode_response(plan, correlation_id, result)
+        encoded = self.encode_response(plan, correlation_id, result)
+        if cache is not None and plan.route.cache_state(self) == plan.cache_state:  # type: ignore[misc]
+            cache[key] = encoded[8:]
+        return encoded
 
     async def _finish(self, plan: _Plan, correlation_id: int, pending: Awaitable[Any]) -> bytes | None:
         response = await pending
@@ -145,10 +156,7 @@ class Broker:
         out = bytearray(_SIZE_CORR.pack(0, correlation_id))
         if plan.flexible_response:
             out += b"\x00"
-        if type(response) is bytes:
-            out += response  # a body the handler encoded (and cached) itself
-        else:
-            plan.encode(response, out)
+        plan.encode(response, out)
         struct.pack_into(">i", out, 0, len(out) - 4)
         return bytes(out)
 

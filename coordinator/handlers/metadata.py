@@ -43,32 +43,12 @@ def _brokers(broker: Any) -> list[Any]:
     return [_Broker(node_id=broker.config.node_id, host=host, port=port, rack=None)]
 
 
-_CACHE_LIMIT = 1024
+def _topics_version(broker: Any) -> int:
+    return broker.topics.version  # type: ignore[no-any-return]
 
 
-@serves(3)
+@serves(3, cache_state=_topics_version)
 def metadata(broker: Any, ctx: Any, request: Any) -> Any:
-    """Answers repeat often and change only with the topics: serve them from a cache."""
-    wanted = request.topics
-    key = (ctx.api_version,
-           None if wanted is None else tuple((t.name, t.topic_id) for t in wanted),
-           request.allow_auto_topic_creation, request.include_topic_authorized_operations,
-           request.include_cluster_authorized_operations)
-    version = broker.topics.version
-    cache = broker.response_cache.get(3)
-    if cache is None or cache[0] != version or len(cache[1]) > _CACHE_LIMIT:
-        cache = broker.response_cache[3] = (version, {})
-    body = cache[1].get(key)
-    if body is not None:
-        return body
-    response = _metadata(broker, ctx, request)
-    if type(response) is MetadataResponse and broker.topics.version == version:
-        body = cache[1][key] = broker.encode_body(3, ctx.api_version, response)
-        return body
-    return response
-
-
-def _metadata(broker: Any, ctx: Any, request: Any) -> Any:
     topics = broker.topics
     ops = bool(request.include_topic_authorized_operations)
     wanted = request.topics
