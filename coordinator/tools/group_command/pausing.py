@@ -13,8 +13,13 @@ from .scope import resolve_partitions
 DONE = {"pause": "Paused", "resume": "Resumed"}
 
 
-def _group_partitions(admin: AdminClient, group: str, timeout: float) -> list[TopicPartition]:
-    """--all-topics: what the group is assigned, has committed, or has paused."""
+def _group_partitions(
+    admin: AdminClient, action: str, group: str, timeout: float
+) -> list[TopicPartition]:
+    """--all-topics: for --resume the paused partitions; for --pause what the group is
+    assigned or has committed."""
+    if action == "resume":
+        return sorted(admin.list_paused_partitions(group, timeout=timeout))
     found: set[TopicPartition] = set()
     desc = describe_all(admin, [group], timeout)[group]
     if isinstance(desc, GroupDescription):
@@ -22,10 +27,6 @@ def _group_partitions(admin: AdminClient, group: str, timeout: float) -> list[To
     offsets = offsets_of_all(admin, [group], timeout)[group]
     if isinstance(offsets, dict):
         found.update(offsets)
-    try:
-        found.update(admin.list_paused_partitions(group, timeout=timeout))
-    except AdminError:
-        pass  # listing paused partitions is a courtesy here; pausing will report the error
     return sorted(found)
 
 
@@ -35,9 +36,9 @@ def change_pause(admin: AdminClient, opts: Options, report: Reporter) -> None:
     change = admin.pause_partitions if opts.action == "pause" else admin.resume_partitions
     sections = []
     for group in dict.fromkeys(opts.groups):
-        partitions = explicit if explicit is not None else _group_partitions(
-            admin, group, opts.timeout_s)
         try:
+            partitions = explicit if explicit is not None else _group_partitions(
+                admin, opts.action, group, opts.timeout_s)
             results = change(group, partitions, timeout=opts.timeout_s)
         except AdminError as exc:
             report.error(exc, f"group '{group}'")

@@ -148,10 +148,11 @@ def reset_offsets(admin: AdminClient, opts: Options, report: Reporter) -> None:
                 continue
             section.rows = [{"group": group, "topic": tp.topic, "partition": tp.partition,
                              "new_offset": offset} for tp, offset in sorted(plan.items())]
-            section.extra["executed"] = opts.execute
             if opts.execute and plan:
                 _execute(admin, opts, report, group, plan)
+            section.extra["executed"] = opts.execute
         except Refused as refusal:
+            section.extra["refused"] = str(refusal)
             report.refuse(str(refusal), refusal.hint)
         except AdminError as exc:
             section.error = exc
