@@ -11,10 +11,12 @@ from __future__ import annotations
 import logging
 import struct
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import trio
 
+from protocol.apis import APIS
 from protocol.codecs import codec
 from protocol.headers import (
     API_VERSIONS_KEY,
@@ -23,7 +25,7 @@ from protocol.headers import (
     response_header_version,
 )
 from protocol.primitives import DecodeError
-from protocol.apis import APIS
+from storage.records import TopicKey
 
 from .config import Config
 from .context import RequestContext
@@ -99,7 +101,7 @@ class Broker:
             plan = self._plans[key] = _Plan(route, version)
         return plan
 
-    def process(self, frame: bytes, host: str) -> bytes | None | Awaitable[bytes | None]:
+    def process(self, frame: bytes | memoryview, host: str) -> bytes | None | Awaitable[bytes | None]:
         if len(frame) < 8:
             raise ProtocolViolation(f"request of {len(frame)} bytes is shorter than a header")
         api_key, version, correlation_id = _HEAD.unpack_from(frame, 0)
@@ -176,8 +178,6 @@ class Broker:
 
     def apply(self, record: Any) -> None:
         """The one path every durable change takes, live and at replay."""
-        from storage.records import TopicKey
-
         if type(record.key) is TopicKey:
             self.topics.apply(record)
         elif self.groups is not None:

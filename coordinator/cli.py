@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
+from collections.abc import Sequence
 from dataclasses import fields
-from typing import Sequence
 
 import trio
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 import tomllib
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
-
 
 
 @dataclass
@@ -101,7 +101,7 @@ def _coerce(kind: Any, raw: Any) -> Any:
     return raw
 
 
-def load(file: str | None = None, env: dict[str, str] | None = None, **overrides: Any) -> Config:
+def load(file: str | None = None, env: Mapping[str, str] | None = None, **overrides: Any) -> Config:
     """Build a Config: defaults < TOML file < KCSIM_* environment < explicit overrides."""
     env = os.environ if env is None else env
     cfg = Config()
@@ -163,4 +163,4 @@ def extension_keys(cfg: Config) -> dict[int, int]:
         raise ValueError(f"pause_api_keys must be three integers, not {cfg.pause_api_keys!r}") from None
     if len(wire) != 3 or len(set(wire)) != 3 or any(not 0 <= k <= 32767 for k in wire):
         raise ValueError(f"pause_api_keys must be three distinct keys 0..32767, not {cfg.pause_api_keys!r}")
-    return dict(zip(wire, DECLARED_EXTENSION_KEYS))
+    return dict(zip(wire, DECLARED_EXTENSION_KEYS, strict=False))

@@ -7,8 +7,9 @@ client never sees a version that is not served.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from protocol.apis import APIS
 

@@ -6,6 +6,7 @@ returns once the port accepts connections; leaving the block stops it.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any
 
@@ -37,7 +38,7 @@ class EmbeddedServer:
     def bootstrap(self) -> str:
         return f"{self.config.host}:{self.port}"
 
-    def start(self) -> "EmbeddedServer":
+    def start(self) -> EmbeddedServer:
         self._thread = threading.Thread(target=self._run, name="kcsim", daemon=True)
         self._thread.start()
         self._started.wait()
@@ -68,14 +69,12 @@ class EmbeddedServer:
 
     def stop(self) -> None:
         if self._token is not None and self._cancel is not None:
-            try:
+            with contextlib.suppress(trio.RunFinishedError):
                 trio.from_thread.run_sync(self._cancel.cancel, trio_token=self._token)
-            except trio.RunFinishedError:
-                pass
         if self._thread is not None:
             self._thread.join(timeout=10)
 
-    def __enter__(self) -> "EmbeddedServer":
+    def __enter__(self) -> EmbeddedServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -10,7 +10,8 @@ Installed with kcsim (entry point `pytest11`): any test can ask for
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 

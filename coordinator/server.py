@@ -186,7 +186,7 @@ class Server:
                 if conn.last_active < limit:
                     conn.scope.cancel()
 
-    async def _serve_stream(self, stream: trio.SocketStream, host: str, conn: "_Connection") -> None:
+    async def _serve_stream(self, stream: trio.SocketStream, host: str, conn: _Connection) -> None:
         broker = self.broker
         max_frame = self.config.max_frame_bytes
         unpack = _SIZE.unpack_from
@@ -199,7 +199,7 @@ class Server:
             conn.last_active = now()
             if pending:
                 pending += data
-                data = pending
+                data = pending  # type: ignore[assignment]
             view = memoryview(data)
             pos = 0
             end = len(data)

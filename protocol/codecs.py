@@ -7,7 +7,7 @@ the server caches the per-version functions it uses.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from .apis import APIS, DATA
@@ -15,13 +15,13 @@ from .compiler import MessageCodec
 from .schema import Api
 
 
-@lru_cache(maxsize=None)
+@cache
 def codec(api_key: int, kind: str) -> MessageCodec:
     api = APIS[api_key]
     return MessageCodec(api.request if kind == "request" else api.response)
 
 
-@lru_cache(maxsize=None)
+@cache
 def data_codec(name: str) -> MessageCodec:
     return MessageCodec(DATA[name])
 

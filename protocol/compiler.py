@@ -9,7 +9,8 @@ classic lengths chosen at compile time, tagged fields dispatched by tag) and
 from __future__ import annotations
 
 import struct as _struct
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 from uuid import UUID
 
 import msgspec
@@ -52,7 +53,7 @@ class _Source:
         self._n += 1
         return f"_{hint}{self._n}"
 
-    def indent(self) -> "_Indent":
+    def indent(self) -> _Indent:
         return _Indent(self)
 
 
@@ -272,7 +273,7 @@ class MessageCodec:
         if isinstance(t, StructType):
             sub = done[id(t)]
             if nullable:
-                src(f"if buf[pos] == 255:")
+                src("if buf[pos] == 255:")
                 with src.indent():
                     src(f"{target} = None")
                     src("pos += 1")

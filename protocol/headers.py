@@ -35,14 +35,14 @@ def response_header_version(api: Api, version: int) -> int:
     return 1 if version in api.response.flexible else 0
 
 
-def peek_request_header(buf: bytes) -> tuple[int, int, int]:
+def peek_request_header(buf: bytes | memoryview) -> tuple[int, int, int]:
     """api_key, api_version, correlation_id: readable from every header version."""
     if len(buf) < 8:
         raise DecodeError(f"request of {len(buf)} bytes is shorter than a header")
     return _HEAD.unpack_from(buf, 0)  # type: ignore[return-value]
 
 
-def decode_request_header(buf: bytes, header_version: int) -> tuple[RequestHeader, int]:
+def decode_request_header(buf: bytes | memoryview, header_version: int) -> tuple[RequestHeader, int]:
     """Parse a request header; returns it and the offset where the body starts."""
     api_key, api_version, correlation_id = peek_request_header(buf)
     pos = 8

@@ -7,7 +7,8 @@ and tagged fields) plus a precomputed table for the common one-byte case.
 from __future__ import annotations
 
 import struct
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 
 class DecodeError(ValueError):
@@ -28,7 +29,7 @@ def uvarint_bytes(value: int) -> bytes:
     return bytes(out)
 
 
-def read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
+def read_uvarint(buf: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
     result = 0
     shift = 0
     while True:
@@ -55,7 +56,7 @@ def varint_bytes(value: int) -> bytes:
     return uvarint_bytes(zigzag_encode(value) & 0xFFFFFFFFFFFFFFFF)
 
 
-def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
+def read_varint(buf: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
     raw, pos = read_uvarint(buf, pos)
     return zigzag_decode(raw), pos
 

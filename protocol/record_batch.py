@@ -7,7 +7,8 @@ offset (bytes 0-7), which lies outside the CRC, so the client's CRC stays valid.
 from __future__ import annotations
 
 import struct
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
 from .primitives import DecodeError, read_varint
 

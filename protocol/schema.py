@@ -7,8 +7,9 @@ declaration into straight-line encode/decode functions per version.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field as dc_field
-from typing import Any, Union
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from typing import Any
 
 PRIMITIVES = frozenset(
     {
@@ -28,7 +29,7 @@ class Versions:
     hi: int | None
 
     @staticmethod
-    def parse(text: str | None) -> "Versions":
+    def parse(text: str | None) -> Versions:
         if text is None or text == "none":
             return NONE
         text = text.strip()
@@ -61,17 +62,17 @@ class StructType:
     """A named group of fields (an element of a struct array, or a message body)."""
 
     name: str
-    fields: tuple["Field", ...]
+    fields: tuple[Field, ...]
 
 
 @dataclass(frozen=True)
 class ArrayType:
     """An array of a primitive type or of a struct."""
 
-    item: Union[str, StructType]
+    item: str | StructType
 
 
-FieldType = Union[str, ArrayType, StructType]
+FieldType = str | ArrayType | StructType
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,7 @@ def struct(name: str, *fields: Field) -> StructType:
     return StructType(name, tuple(fields))
 
 
-def array(item: Union[str, StructType]) -> ArrayType:
+def array(item: str | StructType) -> ArrayType:
     if isinstance(item, str) and item not in PRIMITIVES:
         raise ValueError(f"unknown primitive {item!r}")
     return ArrayType(item)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import struct
 
+from protocol.apis import APIS
 from protocol.codecs import codec
 from protocol.headers import (
     RequestHeader,
@@ -12,7 +13,6 @@ from protocol.headers import (
     request_header_version,
     response_header_version,
 )
-from protocol.apis import APIS
 
 
 def _call(sock: socket.socket, api_key: int, version: int, request, correlation_id: int):
