@@ -237,6 +237,9 @@ class GroupCommitWriter:
         with trio.move_on_at(min(deadlines) if deadlines else math.inf):
             await self._wakeup.wait()
         self._wakeup = trio.Event()
+        # The first commit woke us; tasks released by the previous flush together
+        # with it commit in this same round, so let them join this batch.
+        await trio.lowlevel.checkpoint()
 
     async def _flush(self) -> None:
         """Append and fsync everything committed since the last flush (policy "always")."""
@@ -310,7 +313,10 @@ class GroupCommitWriter:
             raise self._fail(exc) from exc
         self.stats.compactions += 1
         self._last_compaction_ms = now_ms
-        self._compacted_segments = self._log.segments[:-1]
+        # Only the segments this compaction produced (or left as they were): segments
+        # closed by appends while it ran still need compacting.
+        covered = stats.segments_before if stats.skipped else stats.segments_after
+        self._compacted_segments = self._log.segments[:covered]
         return stats
 
     def _compaction_due(self) -> bool:
