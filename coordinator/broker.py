@@ -28,7 +28,7 @@ from protocol.primitives import DecodeError
 from storage.records import TopicKey
 
 from .config import Config
-from .context import RequestContext
+from .context import Durable, RequestContext
 from .dispatch import Route, load_handlers
 from .topics import TopicRegistry
 
@@ -101,7 +101,7 @@ class Broker:
             plan = self._plans[key] = _Plan(route, version)
         return plan
 
-    def process(self, frame: bytes | memoryview, host: str) -> bytes | None | Awaitable[bytes | None]:
+    def process(self, frame: bytes | memoryview, host: str) -> bytes | Durable | None | Awaitable[bytes | None]:
         if len(frame) < 8:
             raise ProtocolViolation(f"request of {len(frame)} bytes is shorter than a header")
         api_key, version, correlation_id = _HEAD.unpack_from(frame, 0)
@@ -140,6 +140,9 @@ class Broker:
         result = plan.route.fn(self, ctx, request)
         if result is None:
             return None
+        if type(result) is Durable:
+            result.response = self.encode_response(plan, correlation_id, result.response)
+            return result
         if hasattr(result, "__await__"):
             return self._finish(plan, correlation_id, result)
         encoded = self.encode_response(plan, correlation_id, result)
@@ -198,7 +201,12 @@ class Broker:
         """Persist a coordinator outcome's records, then release its responses."""
         if outcome.records:
             await self.durable(outcome.records)
-        for token, response in outcome.responses:
+        self.release(outcome.responses)
+
+    @staticmethod
+    def release(responses: list[tuple[Any, Any]]) -> None:
+        """Hand answers to the requests waiting for them."""
+        for token, response in responses:
             token.response = response
             if token.waiter is not None:
                 token.waiter.set()

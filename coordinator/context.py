@@ -21,3 +21,19 @@ class RequestContext:
         self.token: object = self
         self.waiter: Any = None  # a trio.Event while the answer is pending
         self.response: Any = None
+
+
+class Durable:
+    """An answer that is ready but may be sent only once `records` are on disk.
+
+    `released` are answers of other, waiting requests that the same change
+    completed; they are handed over after the records are durable too. The
+    server persists the records of every such answer it has in hand at once.
+    """
+
+    __slots__ = ("records", "released", "response")
+
+    def __init__(self, response: Any, records: list[Any], released: list[tuple[Any, Any]]) -> None:
+        self.response = response
+        self.records = records
+        self.released = released

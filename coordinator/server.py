@@ -3,7 +3,10 @@
 Like a Kafka broker, a connection's requests are served in order: every
 complete frame already received is processed, their responses are sent
 together (so pipelined clients get one write), and a request whose answer
-must wait holds the connection's later requests behind it.
+must wait (a long poll, a rebalance) holds the connection's later requests
+behind it. Answers that only wait for their records to be durable do not:
+the records of all of them are made durable in one group commit, then the
+answers go out in order.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import trio
 
 from .broker import Broker, ProtocolViolation
 from .config import Config
+from .context import Durable
 
 log = logging.getLogger("kcsim.server")
 
@@ -204,32 +208,56 @@ class Server:
             pos = 0
             end = len(data)
             out: list[bytes] = []
+            records: list[Any] = []  # of answers in `out` not yet durable
+            released: list[Any] = []
+            violation: ProtocolViolation | None = None
             while end - pos >= 4:
                 (size,) = unpack(data, pos)
                 if size < 0 or size > max_frame:
-                    raise ProtocolViolation(
+                    violation = ProtocolViolation(
                         f"frame of {size} bytes is outside 0..{max_frame} (max_frame_bytes)")
+                    break
                 if end - pos - 4 < size:
                     break
                 frame = view[pos + 4 : pos + 4 + size]
                 pos += 4 + size
-                result = broker.process(frame, host)
+                try:
+                    result = broker.process(frame, host)
+                except ProtocolViolation as exc:
+                    violation = exc
+                    break
                 if result is None:
                     continue
-                if type(result) is bytes:
-                    out.append(result)
+                kind = type(result)
+                if kind is bytes:
+                    out.append(result)  # type: ignore[arg-type]
                     continue
-                if out:
-                    await stream.send_all(b"".join(out) if len(out) > 1 else out[0])
-                    out = []
+                if kind is Durable:
+                    out.append(result.response)  # type: ignore[union-attr]
+                    records.extend(result.records)  # type: ignore[union-attr]
+                    released.extend(result.released)  # type: ignore[union-attr]
+                    continue
+                await self._flush(stream, out, records, released)
+                out, records, released = [], [], []
                 conn.last_active = _BUSY
                 response = await result  # type: ignore[misc]
                 conn.last_active = now()
                 if response is not None:
                     out.append(response)
             pending = bytearray(view[pos:]) if pos < end else bytearray()
-            if out:
-                await stream.send_all(b"".join(out) if len(out) > 1 else out[0])
+            await self._flush(stream, out, records, released)
+            if violation is not None:
+                raise violation
+
+    async def _flush(self, stream: trio.SocketStream, out: list[bytes], records: list[Any],
+                     released: list[Any]) -> None:
+        """Make the batch's records durable (one group commit), then answer in order."""
+        if records:
+            await self.broker.durable(records)
+        if released:
+            self.broker.release(released)
+        if out:
+            await stream.send_all(b"".join(out) if len(out) > 1 else out[0])
 
 
 _BUSY = float("inf")

@@ -11,6 +11,7 @@ from typing import Any
 
 import trio
 
+from ..context import Durable
 from ..dispatch import serves
 from ..groups import SUPPORTED_VERSIONS
 
@@ -19,8 +20,13 @@ def handle_group_request(broker: Any, ctx: Any, request: Any) -> Any:
     outcome = broker.groups.handle(ctx.api_key, ctx.api_version, request, ctx, broker.clock_ms())
     broker.wake_timer()
     responses = outcome.responses
-    if not outcome.records and len(responses) == 1 and responses[0][0] is ctx:
-        return responses[0][1]
+    if len(responses) == 1 and responses[0][0] is ctx:
+        if not outcome.records:
+            return responses[0][1]
+        return Durable(responses[0][1], outcome.records, [])
+    own = [r for t, r in responses if t is ctx]
+    if own:
+        return Durable(own[0], outcome.records, [(t, r) for t, r in responses if t is not ctx])
     ctx.waiter = trio.Event()
     return _complete(broker, ctx, outcome)
 
