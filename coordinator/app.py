@@ -25,6 +25,11 @@ def group_config(config: Config) -> GroupConfig:
         offsets_retention_ms=config.offsets_retention_ms,
         offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
         offset_metadata_max_bytes=config.offset_metadata_max_bytes,
+        consumer_group_session_timeout_ms=config.consumer_group_session_timeout_ms,
+        consumer_group_heartbeat_interval_ms=config.consumer_group_heartbeat_interval_ms,
+        consumer_group_assignors=tuple(
+            name.strip() for name in config.consumer_group_assignors.split(",") if name.strip()),
+        consumer_group_max_size=config.consumer_group_max_size,
     )
 
 

@@ -34,6 +34,10 @@ class Config:
     offsets_retention_ms: int = 7 * 24 * 3600 * 1000
     offsets_retention_check_interval_ms: int = 600000
     offset_metadata_max_bytes: int = 4096
+    consumer_group_session_timeout_ms: int = 45000
+    consumer_group_heartbeat_interval_ms: int = 5000
+    consumer_group_assignors: str = "uniform,range"
+    consumer_group_max_size: int = 2147483647
     max_frame_bytes: int = 100 * 1024 * 1024
     max_connections: int = 1000
     idle_timeout_ms: int = 600000
@@ -71,6 +75,10 @@ HELP: dict[str, str] = {
     "offsets_retention_ms": "offsets.retention.minutes, in ms",
     "offsets_retention_check_interval_ms": "offsets.retention.check.interval.ms",
     "offset_metadata_max_bytes": "offset.metadata.max.bytes",
+    "consumer_group_session_timeout_ms": "group.consumer.session.timeout.ms (KIP-848 groups)",
+    "consumer_group_heartbeat_interval_ms": "group.consumer.heartbeat.interval.ms (KIP-848 groups)",
+    "consumer_group_assignors": "server-side assignors, the first is the default (uniform, range)",
+    "consumer_group_max_size": "group.consumer.max.size",
     "max_frame_bytes": "largest request frame accepted (socket.request.max.bytes)",
     "max_connections": "connections served at once; more are closed on accept",
     "idle_timeout_ms": "close a connection idle this long (connections.max.idle.ms)",
@@ -138,6 +146,10 @@ def validate(cfg: Config) -> None:
     if cfg.default_partitions < 1:
         raise ValueError("default_partitions must be at least 1")
     extension_keys(cfg)
+    assignors = [a.strip() for a in cfg.consumer_group_assignors.split(",") if a.strip()]
+    unknown = sorted(set(assignors) - {"uniform", "range"})
+    if not assignors or unknown:
+        raise ValueError(f"consumer_group_assignors must name uniform and/or range, not {cfg.consumer_group_assignors!r}")
     if cfg.min_session_timeout_ms > cfg.max_session_timeout_ms:
         raise ValueError("min_session_timeout_ms exceeds max_session_timeout_ms")
 

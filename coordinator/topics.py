@@ -237,3 +237,7 @@ class TopicRegistry:
     def topic_id(self, name: str) -> uuid.UUID | None:
         topic = self.by_name.get(name)
         return None if topic is None else topic.topic_id
+
+    def topic_names(self) -> list[str]:
+        """Every topic name (what KIP-848 regex subscriptions match against)."""
+        return list(self.by_name)

@@ -88,6 +88,7 @@ class ConsumerGroupMetadataKey(Struct, frozen=True, array_like=True):
 
 class ConsumerGroupMetadataValue(Struct, array_like=True):
     epoch: int
+    metadata_hash: int = 0  # of the subscribed topics' ids and partition counts (Kafka 4.x)
 
 
 class ConsumerGroupMemberKey(Struct, frozen=True, array_like=True):

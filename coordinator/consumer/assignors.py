@@ -77,8 +77,8 @@ def _uniform_homogeneous(members: list[MemberSpec], available: Available) -> dic
         for t in sorted(m.current, key=lambda t: t.bytes):
             if t not in assignable:
                 continue
-            ps = sorted(p for p in m.current[t] if p in assignable[t])
-            keep, revoke = ps[:quota], ps[quota:]
+            mine = sorted(p for p in m.current[t] if p in assignable[t])
+            keep, revoke = mine[:quota], mine[quota:]
             quota -= len(keep)
             if keep:
                 kept[t] = keep
@@ -102,22 +102,28 @@ def _uniform_homogeneous(members: list[MemberSpec], available: Available) -> dic
 
 
 def _uniform_heterogeneous(members: list[MemberSpec], available: Available) -> dict[str, Assignment]:
+    """Keep what is still subscribed, give each free partition to its least loaded
+    subscriber (topics with the most partitions per subscriber first), then move
+    partitions from the most to the least loaded subscriber of each topic while that
+    narrows the gap (at most MAX_BALANCE_ROUNDS passes, like Kafka's builder)."""
     subscribers: dict[TopicId, list[str]] = {}
     for m in members:
         for t in m.topics:
-            if t in available and available[t]:
+            if available.get(t):
                 subscribers.setdefault(t, []).append(m.member_id)
-    owner: dict[TopicId, dict[int, str]] = {t: {} for t in subscribers}
+    # topic -> member -> the partitions of that topic it gets
+    held: dict[TopicId, dict[str, set[int]]] = {t: {} for t in subscribers}
+    taken: dict[TopicId, set[int]] = {t: set() for t in subscribers}
     sizes = {m.member_id: 0 for m in members}
     for m in members:
         for t, ps in m.current.items():
             if t not in subscribers or t not in m.topics:
                 continue
-            allowed = set(available[t])
-            for p in ps:
-                if p in allowed and p not in owner[t]:
-                    owner[t][p] = m.member_id
-                    sizes[m.member_id] += 1
+            keep = (ps & frozenset(available[t])) - taken[t]
+            if keep:
+                held[t][m.member_id] = set(keep)
+                taken[t] |= keep
+                sizes[m.member_id] += len(keep)
 
     def order(t: TopicId) -> tuple:
         n = len(subscribers[t])
@@ -125,41 +131,44 @@ def _uniform_heterogeneous(members: list[MemberSpec], available: Available) -> d
 
     topics = sorted(subscribers, key=order)
     index = {m.member_id: i for i, m in enumerate(members)}
+
+    def lightest(subs: list[str]) -> str:
+        return min(subs, key=lambda mid: (sizes[mid], index[mid]))
+
     for t in topics:
-        subs = subscribers[t]
         for p in available[t]:
-            if p not in owner[t]:
-                chosen = min(subs, key=lambda mid: (sizes[mid], index[mid]))
-                owner[t][p] = chosen
+            if p not in taken[t]:
+                chosen = lightest(subscribers[t])
+                held[t].setdefault(chosen, set()).add(p)
                 sizes[chosen] += 1
 
     for _ in range(MAX_BALANCE_ROUNDS):
         moved = False
         for t in topics:
             subs = subscribers[t]
-            if len(subs) < 2:
-                continue
-            while True:
-                holding = [mid for mid in subs if any(o == mid for o in owner[t].values())]
+            while len(subs) > 1:
+                holding = [mid for mid in subs if held[t].get(mid)]
                 if not holding:
                     break
                 most = max(holding, key=lambda mid: (sizes[mid], -index[mid]))
-                least = min(subs, key=lambda mid: (sizes[mid], index[mid]))
+                least = lightest(subs)
                 if sizes[most] - sizes[least] <= 1:
                     break
-                p = max(p for p, o in owner[t].items() if o == most)
-                owner[t][p] = least
+                p = max(held[t][most])
+                held[t][most].discard(p)
+                held[t].setdefault(least, set()).add(p)
                 sizes[most] -= 1
                 sizes[least] += 1
                 moved = True
         if not moved:
             break
 
-    result: dict[str, dict[TopicId, set[int]]] = {m.member_id: {} for m in members}
-    for t, parts in owner.items():
-        for p, mid in parts.items():
-            result[mid].setdefault(t, set()).add(p)
-    return {mid: {t: frozenset(ps) for t, ps in a.items()} for mid, a in result.items()}
+    result: dict[str, Assignment] = {m.member_id: {} for m in members}
+    for t, by_member in held.items():
+        for mid, parts in by_member.items():
+            if parts:
+                result[mid][t] = frozenset(parts)
+    return result
 
 
 # -- range --------------------------------------------------------------------

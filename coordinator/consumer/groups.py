@@ -96,9 +96,9 @@ class ConsumerGroups:
         group = self.rt.consumer_groups.get(group_id)
         if group is None or member_id not in group.members:
             return
-        if kind == SESSION:
-            self.fence(group, member_id)
-        elif kind == REBALANCE and group.members[member_id].member_epoch == payload:
+        # A rebalance time-out only fences a member still stuck at the epoch it was armed for.
+        stuck = kind == REBALANCE and group.members[member_id].member_epoch == payload
+        if kind == SESSION or stuck:
             self.fence(group, member_id)
 
     def start_loaded(self) -> None:

@@ -29,8 +29,8 @@ from .model import (
     ConsumerMember,
     MemberState,
 )
-from .records import current_record, member_record, member_tombstones, target_record
 from .reconcile import owned_partitions, reconcile
+from .records import current_record, member_record, member_tombstones, target_record
 from .subscriptions import refresh_regexes, regex_problem
 
 E = ErrorCode
@@ -154,6 +154,7 @@ class HeartbeatHandler:
         else:
             member, replaced = self._static_member(group, member_id, req, owned)
 
+        member = member.copy()  # the fold changes the live member as records are written
         updated = member.copy()
         if req.instance_id is not None:
             updated.instance_id = req.instance_id
@@ -191,7 +192,7 @@ class HeartbeatHandler:
         elif updated.subscription() != member.subscription() or member_id not in group.members:
             rt.write(member_record(gid, updated))
         group = rt.consumer_groups[gid]
-        bump = (updated.subscribed_topic_names != member.subscribed_topic_names) or regex_changed
+        bump = updated.subscribed_topic_names != member.subscribed_topic_names or regex_changed
         if regex_changed:
             refresh_regexes(group, rt.topics, rt.now, force=True)
         self.ops.refresh_epoch(group, bump)
@@ -283,12 +284,12 @@ def check_epoch(member: ConsumerMember, epoch: int, owned: dict | None) -> None:
                       f"epoch ({epoch}) than the one known by the group coordinator "
                       f"({member.member_epoch}). The member must abandon all its partitions "
                       "and rejoin.")
-    if epoch < member.member_epoch:
-        if epoch != member.previous_member_epoch or not _subset(owned, member.assigned):
-            raise Refused(E.FENCED_MEMBER_EPOCH, "The consumer group member has a smaller member "
-                          f"epoch ({epoch}) than the one known by the group coordinator "
-                          f"({member.member_epoch}). The member must abandon all its partitions "
-                          "and rejoin.")
+    lost_answer = epoch == member.previous_member_epoch and _subset(owned, member.assigned)
+    if epoch < member.member_epoch and not lost_answer:
+        raise Refused(E.FENCED_MEMBER_EPOCH, "The consumer group member has a smaller member "
+                      f"epoch ({epoch}) than the one known by the group coordinator "
+                      f"({member.member_epoch}). The member must abandon all its partitions "
+                      "and rejoin.")
 
 
 def _subset(owned: dict | None, assigned: Assignment) -> bool:

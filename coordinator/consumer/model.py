@@ -250,7 +250,3 @@ def _count(counts: dict[str, int], keys: tuple[str, ...] | frozenset[str], delta
         else:
             counts.pop(key, None)
 
-
-def assignment_from(pairs: dict[uuid.UUID, set[int]] | dict[uuid.UUID, frozenset[int]]) -> Assignment:
-    """A normalised assignment: no empty topics, frozen partition sets."""
-    return {t: frozenset(ps) for t, ps in pairs.items() if ps}

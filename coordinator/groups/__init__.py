@@ -1,4 +1,5 @@
-"""The classic (pre-KIP-848) group coordinator: a pure state machine over records."""
+"""The group coordinator (classic and KIP-848 groups, KIP-1249 pauses): a pure state machine
+over records."""
 
 from .coordinator import SUPPORTED_VERSIONS, GroupCoordinator
 from .interface import GroupConfig, Outcome, RequestContext, TopicLookup

@@ -1,19 +1,19 @@
 """ListGroups (KIP-40, KIP-518, KIP-848 filters), DescribeGroups and DeleteGroups (KIP-229).
 
-Read-only views follow Kafka's rules for what a group shows in each state;
-DeleteGroups writes a tombstone for every committed offset and then for the
-group itself, so replay removes exactly what the live coordinator removed.
+Read-only views follow Kafka's rules for what a group shows in each state (a
+KIP-848 group is listed with type `consumer`, and DescribeGroups answers it as
+Kafka 4.x does: Dead, "not a classic group"); DeleteGroups writes a tombstone
+for every committed offset, the group's paused set and then the group itself,
+so replay removes exactly what the live coordinator removed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from protocol.codecs import response_class
 from protocol.errors import ErrorCode
 
-from .classic import ClassicGroup
 from .interface import RequestContext
 from .offsets import OffsetHandlers
 from .records import group_record
@@ -31,6 +31,8 @@ DeleteGroupsResponse = response_class(42)
 DeletableGroupResult = DeleteGroupsResponse.DeletableGroupResult
 
 CLASSIC_GROUP_TYPE = "classic"
+CONSUMER_GROUP_TYPE = "consumer"
+CONSUMER_PROTOCOL_TYPE = "consumer"
 
 # Kafka's AclOperation codes for the operations a GROUP resource supports.
 ACL_READ = 3
@@ -45,35 +47,37 @@ AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 
 
 class AdminHandlers:
-    def __init__(self, runtime: GroupRuntime, offsets: OffsetHandlers) -> None:
+    def __init__(
+        self, runtime: GroupRuntime, offsets: OffsetHandlers, consumer: Any, pauses: Any
+    ) -> None:
         self.rt = runtime
         self.offsets = offsets
+        self.consumer = consumer
+        self.pauses = pauses
 
     # -- ListGroups ---------------------------------------------------------
 
     def list_groups(self, version: int, request: Any, ctx: RequestContext) -> Any:
         states_filter = request.states_filter if version >= 4 else []
         types_filter = request.types_filter if version >= 5 else []
-        groups: Iterable[ClassicGroup] = self.rt.groups.values()
-        if types_filter:
-            wanted_types = {t.strip().lower() for t in types_filter}
-            if CLASSIC_GROUP_TYPE not in wanted_types:
-                groups = ()
-        if states_filter:
-            wanted = {s.strip().lower() for s in states_filter}
-            groups = [g for g in groups if g.state.value.lower() in wanted]
-        return ListGroupsResponse(
-            error_code=E.NONE,
-            groups=[
-                ListedGroup(
-                    group_id=g.group_id,
-                    protocol_type=g.protocol_type or "",
-                    group_state=g.state.value,
-                    group_type=CLASSIC_GROUP_TYPE,
-                )
-                for g in groups
-            ],
-        )
+        wanted_types = {t.strip().lower() for t in types_filter}
+        wanted = {s.strip().lower() for s in states_filter}
+        listed = []
+        if not wanted_types or CLASSIC_GROUP_TYPE in wanted_types:
+            for g in self.rt.groups.values():
+                state = g.state.value
+                if not wanted or state.lower() in wanted:
+                    listed.append(ListedGroup(group_id=g.group_id,
+                                              protocol_type=g.protocol_type or "",
+                                              group_state=state, group_type=CLASSIC_GROUP_TYPE))
+        if not wanted_types or CONSUMER_GROUP_TYPE in wanted_types:
+            for cg in self.rt.consumer_groups.values():
+                state = cg.state.value
+                if not wanted or state.lower() in wanted:
+                    listed.append(ListedGroup(group_id=cg.group_id,
+                                              protocol_type=CONSUMER_PROTOCOL_TYPE,
+                                              group_state=state, group_type=CONSUMER_GROUP_TYPE))
+        return ListGroupsResponse(error_code=E.NONE, groups=listed)
 
     # -- DescribeGroups -----------------------------------------------------
 
@@ -90,12 +94,17 @@ class AdminHandlers:
     def _describe(self, version: int, group_id: str) -> Any:
         group = self.rt.groups.get(group_id)
         if group is None:
+            # Kafka 4.x: a consumer group is not described here (ConsumerGroupDescribe does).
+            if group_id in self.rt.consumer_groups:
+                message = f"Group {group_id} is not a classic group."
+            else:
+                message = f"Group {group_id} not found."
             if version >= 6:
                 return DescribedGroup(
                     group_id=group_id,
                     group_state=DEAD.value,
                     error_code=E.GROUP_ID_NOT_FOUND,
-                    error_message=f"Group {group_id} not found.",
+                    error_message=message,
                 )
             return DescribedGroup(group_id=group_id, group_state=DEAD.value, error_code=E.NONE)
         protocol_type = group.protocol_type or ""
@@ -145,11 +154,20 @@ class AdminHandlers:
         return DeleteGroupsResponse(results=results)
 
     def _delete_group(self, group_id: str) -> int:
+        consumer_group = self.rt.consumer_groups.get(group_id)
+        if consumer_group is not None:
+            if consumer_group.members:
+                return E.NON_EMPTY_GROUP
+            self.offsets.delete_all_offsets(group_id)
+            self.pauses.clear(group_id)
+            self.consumer.delete(consumer_group)
+            return E.NONE
         group = self.rt.groups.get(group_id)
         if group is None or group.state is DEAD:
             return E.GROUP_ID_NOT_FOUND
         if group.state is not EMPTY:
             return E.NON_EMPTY_GROUP
         self.offsets.delete_all_offsets(group_id)
+        self.pauses.clear(group_id)
         self.rt.write(group_record(group_id, None))
         return E.NONE

@@ -1,4 +1,5 @@
-"""The classic group coordinator the server shell drives.
+"""The group coordinator the server shell drives: classic groups, KIP-848 consumer
+groups and KIP-1249 paused partitions, over one group-id namespace and one offset store.
 
 `handle` answers one decoded request at `now_ms`; `tick` fires the time-outs
 that are due; both return an Outcome. `apply` folds a record into the state
@@ -13,9 +14,16 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from storage.records import OffsetCommitValue, Record
+from storage.records import OffsetCommitValue, PausedTopicPartitionsKey, Record
 
-from .admin import AdminHandlers
+from ..consumer.assignors import ASSIGNORS
+from ..consumer.describe import DescribeHandler
+from ..consumer.fold import ConsumerFold
+from ..consumer.groups import REBALANCE, SESSION, ConsumerGroups
+from ..consumer.heartbeat import HeartbeatHandler
+from ..consumer.model import ConsumerGroup
+from ..pause.handlers import PauseHandlers
+from .admin import AUTHORIZED_GROUP_OPERATIONS, AdminHandlers
 from .classic import ClassicGroup
 from .failures import error_response
 from .interface import GroupConfig, Outcome, RequestContext, TopicLookup
@@ -38,6 +46,11 @@ SUPPORTED_VERSIONS: dict[int, tuple[int, int]] = {
     16: (0, 5),  # ListGroups
     42: (0, 2),  # DeleteGroups
     47: (0, 0),  # OffsetDelete
+    68: (0, 1),  # ConsumerGroupHeartbeat
+    69: (0, 1),  # ConsumerGroupDescribe
+    1000: (0, 0),  # PausePartitions (KIP-1249, kcsim extension key)
+    1001: (0, 0),  # ResumePartitions
+    1002: (0, 0),  # ListPausedPartitions
 }
 
 
@@ -49,11 +62,21 @@ class GroupCoordinator:
         *,
         new_uuid: Callable[[], uuid.UUID] = uuid.uuid4,
     ) -> None:
+        unknown = [a for a in config.consumer_group_assignors if a not in ASSIGNORS]
+        if unknown or not config.consumer_group_assignors:
+            raise ValueError(f"consumer group assignors must be some of {sorted(ASSIGNORS)}, "
+                             f"not {list(config.consumer_group_assignors)}")
         rt = self._rt = GroupRuntime(config, topics, new_uuid)
+        ConsumerFold(rt).register()
+        rt.folds[PausedTopicPartitionsKey] = rt.paused.apply
         self._rebalance = Rebalancer(rt)
+        self._consumer = ConsumerGroups(rt)
+        self._pauses = PauseHandlers(rt, self._consumer, self._rebalance)
         membership = MembershipHandlers(rt, self._rebalance)
-        self._offsets = OffsetHandlers(rt, self._rebalance)
-        admin = AdminHandlers(rt, self._offsets)
+        self._offsets = OffsetHandlers(rt, self._rebalance, self._consumer)
+        admin = AdminHandlers(rt, self._offsets, self._consumer, self._pauses)
+        heartbeat = HeartbeatHandler(rt, self._consumer)
+        describe = DescribeHandler(rt, AUTHORIZED_GROUP_OPERATIONS)
         self._handlers: dict[int, Handler] = {
             8: self._offsets.commit,
             9: self._offsets.fetch,
@@ -65,6 +88,11 @@ class GroupCoordinator:
             16: admin.list_groups,
             42: admin.delete_groups,
             47: self._offsets.delete,
+            68: heartbeat.heartbeat,
+            69: describe.describe,
+            1000: self._pauses.pause,
+            1001: self._pauses.resume,
+            1002: self._pauses.list_paused,
         }
 
     @property
@@ -110,6 +138,14 @@ class GroupCoordinator:
         """Kafka's answer when the whole request fails with `error`; the state is not touched."""
         return error_response(api_key, version, request, error)
 
+    def topic_deleted(self, topic_id: uuid.UUID) -> Outcome:
+        """A topic is gone: groups that paused its partitions forget them (KIP-1249).
+
+        Only records come back (no time passes, so no parked request is answered);
+        consumer groups subscribed to the topic see the change at their next heartbeat."""
+        self._pauses.topic_deleted(topic_id)
+        return self._rt.finish()
+
     # -- time ---------------------------------------------------------------
 
     def _advance(self, now_ms: int) -> None:
@@ -121,8 +157,11 @@ class GroupCoordinator:
             rt.deadlines.schedule(
                 RETENTION_KEY, now_ms + rt.config.offsets_retention_check_interval_ms
             )
+            self._pauses.drop_missing_topics()
         if rt.loaded:
             self._rebalance.start_loaded_sessions()
+        if rt.loaded_consumer:
+            self._consumer.start_loaded()
         pop_due = rt.deadlines.pop_due
         while True:
             due = pop_due(now_ms)
@@ -141,6 +180,8 @@ class GroupCoordinator:
             self._rebalance.on_join_timer(key[1], payload)
         elif kind == SYNC:
             self._rebalance.on_sync_expired(key[1], payload)
+        elif kind in (SESSION, REBALANCE):
+            self._consumer.fire(key, payload)
         elif kind == RETENTION:
             self._offsets.expire_offsets()
             rt = self._rt
@@ -154,11 +195,27 @@ class GroupCoordinator:
         return self._rt.offsets.flat(group)
 
     def group_state(self, group: str) -> str | None:
+        cg = self._rt.consumer_groups.get(group)
+        if cg is not None:
+            return str(cg.state.value)
         g = self._rt.groups.get(group)
         return None if g is None else g.state.value
 
     def groups(self) -> list[str]:
-        return list(self._rt.groups)
+        return list(self._rt.groups) + list(self._rt.consumer_groups)
+
+    def consumer_group(self, group: str) -> ConsumerGroup | None:
+        """The live KIP-848 group (read-only use): epochs, members, targets, owners."""
+        return self._rt.consumer_groups.get(group)
+
+    def paused_partitions(self, group: str) -> dict[str, set[int]]:
+        """The group's paused partitions by topic name (topics that still exist)."""
+        out: dict[str, set[int]] = {}
+        for topic_id, (_, partitions) in self._rt.paused.get(group).items():
+            name = self._rt.topics.topic_name(topic_id)
+            if name is not None:
+                out[name] = set(partitions)
+        return out
 
     def group(self, group: str) -> ClassicGroup | None:
         """The live group (read-only use): members, generation, protocol."""

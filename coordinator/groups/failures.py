@@ -109,6 +109,29 @@ def _offset_delete(version: int, request: Any, error: int) -> Any:
     return response_class(47)(error_code=error, topics=[])
 
 
+def _consumer_group_heartbeat(version: int, request: Any, error: int) -> Any:
+    return response_class(68)(error_code=error)
+
+
+def _consumer_group_describe(version: int, request: Any, error: int) -> Any:
+    R = response_class(69)
+    return R(groups=[
+        R.DescribedGroup(group_id=g, error_code=error, group_state="", assignor_name="")
+        for g in request.group_ids
+    ])
+
+
+def _pause_change(api_key: int) -> Any:
+    def build(version: int, request: Any, error: int) -> Any:
+        return response_class(api_key)(error_code=error, responses=[])
+
+    return build
+
+
+def _list_paused(version: int, request: Any, error: int) -> Any:
+    return response_class(1002)(error_code=error, topics=[])
+
+
 _BUILDERS = {
     8: _offset_commit,
     9: _offset_fetch,
@@ -120,4 +143,9 @@ _BUILDERS = {
     16: _list_groups,
     42: _delete_groups,
     47: _offset_delete,
+    68: _consumer_group_heartbeat,
+    69: _consumer_group_describe,
+    1000: _pause_change(1000),
+    1001: _pause_change(1001),
+    1002: _list_paused,
 }

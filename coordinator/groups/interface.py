@@ -48,6 +48,11 @@ class GroupConfig:
     offset_metadata_max_bytes: int = 4096
     # Kafka's fixed time-out for a new member's parked JoinGroup (5 minutes).
     new_member_join_timeout_ms: int = 5 * 60 * 1000
+    # KIP-848 consumer groups (group.consumer.* broker configs).
+    consumer_group_session_timeout_ms: int = 45000
+    consumer_group_heartbeat_interval_ms: int = 5000
+    consumer_group_assignors: tuple[str, ...] = ("uniform", "range")  # the first is the default
+    consumer_group_max_size: int = 2**31 - 1
 
 
 class TopicLookup(Protocol):

@@ -12,6 +12,7 @@ from typing import Any
 
 from protocol.errors import ErrorCode
 
+from ..consumer.records import group_tombstones
 from .classic import ClassicGroup, Member, Protocols, Waiter
 from .interface import RequestContext
 from .rebalance import Rebalancer
@@ -103,6 +104,16 @@ class MembershipHandlers:
             return join_error(version, E.INVALID_SESSION_TIMEOUT, request.member_id)
         join = JoinRequest(version, request, ctx)
         unknown_member = join.member_id == ""
+        consumer_group = self.rt.consumer_groups.get(join.group_id)
+        if consumer_group is not None:
+            # kcsim does not mix classic members into a KIP-848 group (Kafka's online migration);
+            # an Empty one gives way to a new classic group, as in Kafka.
+            if consumer_group.members:
+                return join_error(version, E.INCONSISTENT_GROUP_PROTOCOL, join.member_id)
+            if not unknown_member:
+                return join_error(version, E.UNKNOWN_MEMBER_ID, join.member_id)
+            for record in group_tombstones(consumer_group):
+                self.rt.write(record)
         group = self.rt.groups.get(join.group_id)
         new_group = group is None
         if group is None:

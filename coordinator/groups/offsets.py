@@ -1,8 +1,10 @@
-"""OffsetCommit, OffsetFetch, OffsetDelete and offset retention for classic groups.
+"""OffsetCommit, OffsetFetch, OffsetDelete and offset retention for classic and consumer groups.
 
 Topic checks happen first, as in Kafka's KafkaApis (unknown topics and
 partitions answer per partition and never reach the group); the group-level
-rules follow Kafka's ClassicGroup.validateOffsetCommit and OffsetMetadataManager.
+rules follow Kafka's ClassicGroup/ConsumerGroup.validateOffsetCommit (member
+epochs from v9) and OffsetMetadataManager. KIP-1249: an admin commit to a
+running group is accepted for the partitions the group has paused.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from protocol.codecs import response_class
 from protocol.errors import ErrorCode
 from storage.records import OffsetCommitKey, OffsetCommitValue
 
+from ..pause.classic import paused_by_name
+from ..pause.registry import paused_record
 from .classic import ClassicGroup
 from .interface import RequestContext
 from .membership import validate_member
@@ -87,9 +91,10 @@ def _merge(
 
 
 class OffsetHandlers:
-    def __init__(self, runtime: GroupRuntime, rebalancer: Rebalancer) -> None:
+    def __init__(self, runtime: GroupRuntime, rebalancer: Rebalancer, consumer: Any) -> None:
         self.rt = runtime
         self.rb = rebalancer
+        self.consumer = consumer
 
     # -- OffsetCommit -------------------------------------------------------
 
@@ -122,6 +127,13 @@ class OffsetHandlers:
             return OffsetCommitResponse(topics=rejected.order if rejected is not None else [])
 
         error = self._validate_commit(version, request)
+        refused = None
+        if error == E.UNKNOWN_MEMBER_ID and _is_admin_commit(version, request):
+            # KIP-1249: an admin may reset the offsets of paused partitions of a running group.
+            paused = paused_by_name(self.rt, request.group_id)
+            if paused:
+                error = E.NONE
+                refused = paused
         if error:
             answered = [
                 (
@@ -136,8 +148,12 @@ class OffsetHandlers:
             return OffsetCommitResponse(topics=_merge(rejected, use_ids, answered))
 
         group_id = request.group_id
-        group = self.rt.groups[group_id]
-        if group.state is STABLE or group.state is PREPARING_REBALANCE:
+        group = self.rt.groups.get(group_id)
+        if (
+            group is not None
+            and (group.state is STABLE or group.state is PREPARING_REBALANCE)
+            and request.member_id in group.members
+        ):
             # Commits keep a classic member's session alive.
             self.rb.reschedule_heartbeat(group, group.members[request.member_id])
         now = self.rt.now
@@ -150,8 +166,14 @@ class OffsetHandlers:
         answered = []
         for key, name, partitions in valid:
             parts = []
+            not_paused = None if refused is None else refused.get(name, frozenset())
             for p in partitions:
                 index = p.partition_index
+                if not_paused is not None and index not in not_paused:
+                    parts.append(
+                        CommitPartition(partition_index=index, error_code=E.UNKNOWN_MEMBER_ID)
+                    )
+                    continue
                 metadata = p.committed_metadata
                 if metadata is None:
                     metadata = ""
@@ -182,6 +204,9 @@ class OffsetHandlers:
         generation = request.generation_id_or_member_epoch if version >= 1 else -1
         member_id = request.member_id if version >= 1 else ""
         instance_id = request.group_instance_id if version >= 7 else None
+        consumer_group = self.rt.consumer_groups.get(request.group_id)
+        if consumer_group is not None:
+            return validate_consumer_commit(consumer_group, version, member_id, generation)
         group = self.rt.groups.get(request.group_id)
         if group is None:
             if generation >= 0:
@@ -212,15 +237,19 @@ class OffsetHandlers:
             topic_cls, partition_cls = R.OffsetFetchResponseTopics, R.OffsetFetchResponsePartitions
             group_cls = R.OffsetFetchResponseGroup
             fetch_group = self._fetch_group
-            return R(
-                groups=[
+            answered = []
+            for g in request.groups:
+                error = self._validate_fetch(g) if version >= 9 else E.NONE
+                if error:
+                    answered.append(group_cls(group_id=g.group_id, topics=[], error_code=error))
+                    continue
+                answered.append(
                     group_cls(
                         group_id=g.group_id,
                         topics=fetch_group(version, g.group_id, g.topics, topic_cls, partition_cls),
                     )
-                    for g in request.groups
-                ]
-            )
+                )
+            return R(groups=answered)
         topic_cls, partition_cls = R.OffsetFetchResponseTopic, R.OffsetFetchResponsePartition
         topics = request.topics
         if topics is None and version < 2:
@@ -239,9 +268,8 @@ class OffsetHandlers:
         partition_cls: Any,
     ) -> list[Any]:
         """One group's offsets. Unknown groups have no offsets and no error, as in Kafka."""
-        group = self.rt.groups.get(group_id)
         offsets = None
-        if group is not None and group.state is not DEAD:
+        if self.rt.group_exists(group_id):
             offsets = self.rt.offsets.group(group_id)
         use_ids = version >= 10
         lookup = self.rt.topics
@@ -346,16 +374,22 @@ class OffsetHandlers:
             if good:
                 valid.append((topic.name, good))
 
+        consumer_group = self.rt.consumer_groups.get(group_id)
         group = self.rt.groups.get(group_id)
-        if group is None or group.state is DEAD:
+        subscribed: Callable[[str], bool]
+        if consumer_group is not None:
+            subscribed = consumer_group.subscribed_topics().__contains__
+        elif group is None or group.state is DEAD:
             return OffsetDeleteResponse(error_code=E.GROUP_ID_NOT_FOUND)
-        if (
+        elif (
             group.state in (STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE)
             and not group.uses_consumer_protocol()
         ):
             return OffsetDeleteResponse(error_code=E.NON_EMPTY_GROUP)
+        else:
+            subscribed = group.is_subscribed_to_topic
         for name, partitions in valid:
-            if group.is_subscribed_to_topic(name):
+            if subscribed(name):
                 for p in partitions:
                     out.add(
                         name,
@@ -384,18 +418,51 @@ class OffsetHandlers:
     def expire_offsets(self) -> None:
         """Kafka's cleanupGroupMetadata: drop expired offsets, then Empty groups left with none."""
         for group_id in list(self.rt.groups):
-            if self._cleanup_expired_offsets(group_id):
-                group = self.rt.groups.get(group_id)
-                if group is not None and group.state is EMPTY:
+            group = self.rt.groups[group_id]
+            if self._cleanup_expired_offsets(group_id, expiration_base(group),
+                                             group.is_subscribed_to_topic):
+                left = self.rt.groups.get(group_id)
+                if left is not None and left.state is EMPTY:
                     self.rt.write(group_record(group_id, None))
+                    self._clear_paused(group_id)
+        for group_id in list(self.rt.consumer_groups):
+            consumer_group = self.rt.consumer_groups[group_id]
+            subscribed = consumer_group.subscribed_topics()
+            all_expired = self._cleanup_expired_offsets(group_id, _commit_time,
+                                                        subscribed.__contains__)
+            if all_expired and not consumer_group.members:
+                self._clear_paused(group_id)
+                self.consumer.delete(consumer_group)
 
-    def _cleanup_expired_offsets(self, group_id: str) -> bool:
+    def _clear_paused(self, group_id: str) -> None:
+        if self.rt.paused.get(group_id):
+            self.rt.write(paused_record(group_id, {}))
+
+    def _validate_fetch(self, request_group: Any) -> int:
+        """Kafka's ConsumerGroup.validateOffsetFetch (v9+); classic groups check nothing."""
+        consumer_group = self.rt.consumer_groups.get(request_group.group_id)
+        if consumer_group is None:
+            return E.NONE
+        member_id, epoch = request_group.member_id, request_group.member_epoch
+        if member_id is None and epoch < 0:
+            return E.NONE
+        member = consumer_group.members.get(member_id)
+        if member is None:
+            return E.UNKNOWN_MEMBER_ID
+        if epoch != member.member_epoch:
+            return E.STALE_MEMBER_EPOCH
+        return E.NONE
+
+    def _cleanup_expired_offsets(
+        self,
+        group_id: str,
+        base: Callable[[OffsetCommitValue], int] | None,
+        is_subscribed: Callable[[str], bool],
+    ) -> bool:
         """Write tombstones for expired offsets; True when the group has none left."""
         offsets = self.rt.offsets.group(group_id)
         if offsets is None:
             return True
-        group = self.rt.groups[group_id]
-        base = expiration_base(group)
         if base is None:
             return False
         now = self.rt.now
@@ -403,7 +470,7 @@ class OffsetHandlers:
         all_expired = True
         expired = []
         for topic, partitions in offsets.items():
-            if group.is_subscribed_to_topic(topic):
+            if is_subscribed(topic):
                 all_expired = False
                 continue
             for partition, value in partitions.items():
@@ -414,6 +481,29 @@ class OffsetHandlers:
         for topic, partition in expired:
             self.rt.write(offset_record(group_id, topic, partition, None))
         return all_expired
+
+
+def validate_consumer_commit(group: Any, version: int, member_id: str, epoch: int) -> int:
+    """Kafka's ConsumerGroup.validateOffsetCommit: members commit with their current epoch."""
+    if epoch < 0 and not group.members:
+        return E.NONE
+    member = group.members.get(member_id)
+    if member is None:
+        return E.UNKNOWN_MEMBER_ID
+    if version < 9:
+        # Members of KIP-848 groups must commit with OffsetCommit v9+.
+        return E.UNSUPPORTED_VERSION
+    if epoch != member.member_epoch:
+        return E.STALE_MEMBER_EPOCH
+    return E.NONE
+
+
+def _is_admin_commit(version: int, request: Any) -> bool:
+    """No member id and no generation: a commit from outside the group (an admin tool)."""
+    generation = request.generation_id_or_member_epoch if version >= 1 else -1
+    member_id = request.member_id if version >= 1 else ""
+    instance_id = request.group_instance_id if version >= 7 else None
+    return generation < 0 and not member_id and instance_id is None
 
 
 def expiration_base(group: ClassicGroup) -> Callable[[OffsetCommitValue], int] | None:

@@ -22,6 +22,7 @@ from storage.records import (
     Record,
 )
 
+from ..consumer.model import ConsumerGroup
 from ..pause.registry import PausedRegistry
 from .classic import ClassicGroup, Member, Waiter
 from .deadlines import Deadlines
@@ -63,7 +64,7 @@ class GroupRuntime:
         self.new_uuid = new_uuid
         self.groups: dict[str, ClassicGroup] = {}
         # KIP-848 groups share the group-id namespace: an id is in one dict at most.
-        self.consumer_groups: dict[str, Any] = {}
+        self.consumer_groups: dict[str, ConsumerGroup] = {}
         self.paused = PausedRegistry()
         # Folds of record kinds other coordinators' parts own, by key type.
         self.folds: dict[type, Callable[[Record], None]] = {}

@@ -128,6 +128,8 @@ def delete_topics(broker: Any, ctx: Any, request: Any) -> Any:
         record = Record(TopicKey(topic.name), None)
         broker.apply(record)
         records.append(record)
+        if broker.groups is not None:  # groups that paused its partitions forget them
+            records += broker.groups.topic_deleted(topic.topic_id).records
         results.append(R.DeletableTopicResult(name=topic.name, topic_id=topic.topic_id,
                                               error_code=0, error_message=None))
     return _answer(broker, records, R(throttle_time_ms=0, responses=results))

@@ -83,9 +83,9 @@ class PauseHandlers:
                 self.consumer.reassign_now(group)
             return
         classic: ClassicGroup | None = self.rt.groups.get(group_id)
-        if classic is not None and classic.uses_consumer_protocol():
-            if classic.state is STABLE or classic.state is COMPLETING_REBALANCE:
-                self.rb.prepare_rebalance(classic)
+        if (classic is not None and classic.uses_consumer_protocol()
+                and (classic.state is STABLE or classic.state is COMPLETING_REBALANCE)):
+            self.rb.prepare_rebalance(classic)
 
     def list_paused(self, version: int, request: Any, ctx: Any) -> Any:
         rt = self.rt

@@ -66,3 +66,18 @@ def test_bad_flag_value_exits_with_usage_error():
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert "fsync" in proc.stderr
+
+
+def test_unknown_assignor_is_a_usage_error():
+    with pytest.raises(ValueError, match="consumer_group_assignors"):
+        config.load(env={"KCSIM_CONSUMER_GROUP_ASSIGNORS": "uniform,sticky"})
+
+
+def test_consumer_group_settings_reach_the_coordinator():
+    from coordinator.app import group_config
+
+    cfg = config.load(env={}, consumer_group_assignors="range, uniform",
+                      consumer_group_heartbeat_interval_ms=1000)
+    gc = group_config(cfg)
+    assert gc.consumer_group_assignors == ("range", "uniform")
+    assert gc.consumer_group_heartbeat_interval_ms == 1000
