@@ -10,8 +10,9 @@ from __future__ import annotations
 import bisect
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from protocol.record_batch import BatchInfo, iter_batches, record_timestamps, with_base_offset
 

@@ -111,7 +111,7 @@ def list_offsets(
         batches = list(by_leader.items())
         outcomes = yield Gather(tuple(
             _list_offsets_on(call, node, batch, isolation_level) for node, batch in batches))
-        for (node, batch), outcome in zip(batches, outcomes):
+        for (_node, batch), outcome in zip(batches, outcomes):
             for tp, spec in batch.items():
                 value = outcome if isinstance(outcome, AdminError) else outcome[tp]
                 if isinstance(value, AdminError) and should_retry(value):

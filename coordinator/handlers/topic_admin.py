@@ -141,6 +141,8 @@ def create_partitions(broker: Any, ctx: Any, request: Any) -> Any:
     results = []
     records: list[Any] = []
     for t in request.topics:
+        err: int
+        msg: str | None
         topic = broker.topics.get(t.name)
         if topic is None:
             err, msg = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{t.name}' does not exist."
