@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import signal
 
@@ -60,6 +61,10 @@ async def run_until_signal(config: Config) -> int:
     except Exception as exc:  # storage refused to open: say why, exit non-zero
         log.error("cannot start: %s", exc)
         return 1
+    # The replayed state is long-lived: keep the cyclic collector off it, and let
+    # request garbage (short-lived, acyclic) accumulate longer between collections.
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 20)
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             await nursery.start(server.serve)

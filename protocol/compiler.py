@@ -96,6 +96,7 @@ class MessageCodec:
             st.name,
             [(fld.name, Any, self._default(fld)) for fld in st.fields],
             kw_only=True,
+            gc=False,  # messages are trees, never cycles: skip GC tracking
         )
         self._class_by_struct[id(st)] = cls
         return cls
@@ -207,29 +208,41 @@ class MessageCodec:
                     src(f"f_{x.name} = {self._fresh_default(x, env)}")
                     names.append(x.name)
                 n = src.var("nt")
-                _emit_uvarint(src, n)
-                src(f"for _ in range({n}):")
+                src("if buf[pos] == 0:")  # no tagged fields: the common case
                 with src.indent():
-                    t = src.var("tag")
-                    s = src.var("sz")
-                    _emit_uvarint(src, t)
-                    _emit_uvarint(src, s)
-                    first = True
-                    for x in tagged:
-                        src(f"{'if' if first else 'elif'} {t} == {x.tag}:")
-                        first = False
-                        with src.indent():
-                            self._decode_value(x, f"f_{x.name}", version, True, src, env, done)
-                    src("else:" if tagged else "if True:")
-                    with src.indent():
-                        src(f"if {s} > len(buf) - pos:")
-                        with src.indent():
-                            src(f"raise _DecodeError('tagged field of ' + str({s}) + ' bytes"
-                                " exceeds the frame')")
-                        src(f"pos += {s}")
+                    src("pos += 1")
+                src("else:")
+                with src.indent():
+                    _emit_uvarint(src, n)
+                    self._emit_tag_loop(n, tagged, version, src, env, done)
             args = ", ".join(f"{x}=f_{x}" for x in names)
             src(f"return _C_{fname}({args}), pos")
         return fname
+
+    def _emit_tag_loop(
+        self, n: str, tagged: list[Field], version: int, src: _Source,
+        env: dict[str, Any], done: dict[int, str],
+    ) -> None:
+        """Decode `n` tagged fields: known tags into their fields, unknown ones skipped."""
+        src(f"for _ in range({n}):")
+        with src.indent():
+            t = src.var("tag")
+            s = src.var("sz")
+            _emit_uvarint(src, t)
+            _emit_uvarint(src, s)
+            first = True
+            for x in tagged:
+                src(f"{'if' if first else 'elif'} {t} == {x.tag}:")
+                first = False
+                with src.indent():
+                    self._decode_value(x, f"f_{x.name}", version, True, src, env, done)
+            src("else:" if tagged else "if True:")
+            with src.indent():
+                src(f"if {s} > len(buf) - pos:")
+                with src.indent():
+                    src(f"raise _DecodeError('tagged field of ' + str({s}) + ' bytes"
+                        " exceeds the frame')")
+                src(f"pos += {s}")
 
     def _decode_value(
         self, fld: Field, target: str, version: int, flexible: bool, src: _Source,
@@ -304,6 +317,10 @@ class MessageCodec:
         src(f"if {n} < 0:")
         with src.indent():
             src(f"{target} = None")
+        if t == "string":
+            src(f"elif {n} == 0:")
+            with src.indent():
+                src(f"{target} = ''")
         src(f"elif {n} > len(buf) - pos:")
         with src.indent():
             src(f"raise _DecodeError('length ' + str({n}) + ' exceeds the frame')")

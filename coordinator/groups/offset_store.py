@@ -37,6 +37,16 @@ class OffsetStore:
             partitions = topics[topic] = {}
         partitions[partition] = value
 
+    def partitions_of(self, group: str, topic: str) -> dict[int, OffsetCommitValue]:
+        """The (created if missing) partition -> value map of one group's topic."""
+        topics = self.by_group.get(group)
+        if topics is None:
+            topics = self.by_group[group] = {}
+        partitions = topics.get(topic)
+        if partitions is None:
+            partitions = topics[topic] = {}
+        return partitions
+
     def remove(self, group: str, topic: str, partition: int) -> OffsetCommitValue | None:
         topics = self.by_group.get(group)
         if topics is None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from protocol.codecs import response_class
 from protocol.errors import ErrorCode
-from storage.records import OffsetCommitKey, OffsetCommitValue
+from storage.records import OffsetCommitValue
 
 from ..pause.classic import paused_by_name
 from ..pause.registry import paused_record
@@ -162,10 +162,10 @@ class OffsetHandlers:
         expire = now + retention if retention != -1 else -1
         explicit_timestamps = version == 1
         with_epoch = version >= 6
-        write_offset = self.rt.write_offset
         answered = []
         for key, name, partitions in valid:
             parts = []
+            accepted: list[tuple[int, OffsetCommitValue]] = []
             not_paused = None if refused is None else refused.get(name, frozenset())
             for p in partitions:
                 index = p.partition_index
@@ -185,17 +185,16 @@ class OffsetHandlers:
                 commit_ts = now
                 if explicit_timestamps and p.commit_timestamp != -1:
                     commit_ts = p.commit_timestamp
-                write_offset(
-                    OffsetCommitKey(group_id, name, index),
-                    OffsetCommitValue(
-                        p.committed_offset,
-                        p.committed_leader_epoch if with_epoch else -1,
-                        metadata,
-                        commit_ts,
-                        expire,
-                    ),
-                )
-                parts.append(CommitPartition(partition_index=index, error_code=NONE))
+                accepted.append((index, OffsetCommitValue(
+                    p.committed_offset,
+                    p.committed_leader_epoch if with_epoch else -1,
+                    metadata,
+                    commit_ts,
+                    expire,
+                )))
+                parts.append(_committed(index))
+            if accepted:
+                self.rt.write_offsets(group_id, name, accepted)
             answered.append((key, parts))
         return OffsetCommitResponse(topics=_merge(rejected, use_ids, answered))
 
@@ -537,3 +536,16 @@ def is_expired(
     if value.expire_timestamp != -1:
         return now_ms >= value.expire_timestamp
     return now_ms - base(value) >= retention_ms
+
+
+_COMMITTED: dict[int, Any] = {}
+
+
+def _committed(index: int) -> Any:
+    """The (shared, never mutated) answer for a partition whose commit was accepted."""
+    answer = _COMMITTED.get(index)
+    if answer is None:
+        answer = CommitPartition(partition_index=index, error_code=NONE)
+        if index < 4096:
+            _COMMITTED[index] = answer
+    return answer
