@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import os
 import tomllib
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import Any
 
 
@@ -152,14 +150,6 @@ def validate(cfg: Config) -> None:
         raise ValueError(f"consumer_group_assignors must name uniform and/or range, not {cfg.consumer_group_assignors!r}")
     if cfg.min_session_timeout_ms > cfg.max_session_timeout_ms:
         raise ValueError("min_session_timeout_ms exceeds max_session_timeout_ms")
-
-
-def data_path(cfg: Config) -> Path:
-    return Path(cfg.data_dir)
-
-
-def new_cluster_id() -> str:
-    return uuid.uuid4().hex[:22]
 
 
 DECLARED_EXTENSION_KEYS = (1000, 1001, 1002)

@@ -163,9 +163,6 @@ class Topic:
     partitions: list[Partition]
     configs: dict[str, str] = field(default_factory=dict)
 
-    def config_value(self, key: str) -> str | None:
-        return self.configs.get(key, DEFAULT_TOPIC_CONFIGS.get(key))
-
 
 class TopicRegistry:
     """All topics by name and by id; the single place topics are created or removed."""
