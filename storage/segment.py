@@ -119,32 +119,37 @@ _encode = msgspec.msgpack.Encoder().encode
 
 def encode_frames(records: Iterable[Record], timestamp_ms: int) -> list[bytes]:
     """One frame per record; raises TypeError for a key/value that is not a record type."""
-    frames = []
+    frames: list[bytes] = []
+    append = frames.append
     pack_body = _FRAME_BODY.pack
     pack_prefix = _FRAME_PREFIX.pack
+    layouts = _FRAME_LAYOUTS
     for record in records:
-        key, value = record.key, record.value
-        record_type = TYPE_BY_KEY.get(type(key))
-        if record_type is None:
+        key = record.key
+        value = record.value
+        layout = layouts.get(type(key))
+        if layout is None:
             raise TypeError(f"{type(key).__name__} is not a storage record key")
+        value_type, version, type_id, name = layout
         key_bytes = _encode(key)
         if value is None:
             flags, value_bytes = FRAME_FLAG_TOMBSTONE, b""
-        elif type(value) is record_type.value:
+        elif type(value) is value_type:
             flags, value_bytes = 0, _encode(value)
         else:
             raise TypeError(
-                f"{record_type.name} record needs a {record_type.value.__name__} value, "
-                f"got {type(value).__name__}"
+                f"{name} record needs a {value_type.__name__} value, got {type(value).__name__}"
             )
-        body = (
-            pack_body(FRAME_MAGIC, flags, record_type.version, timestamp_ms, len(key_bytes),
-                      record_type.id)
-            + key_bytes
-            + value_bytes
-        )
-        frames.append(pack_prefix(len(body), crc32c(body)) + body)
+        body = b"".join((pack_body(FRAME_MAGIC, flags, version, timestamp_ms, len(key_bytes),
+                                   type_id), key_bytes, value_bytes))
+        append(pack_prefix(len(body), crc32c(body)) + body)
     return frames
+
+
+# What encode_frames needs of each record type, by key class, in one look-up.
+_FRAME_LAYOUTS: dict[type, tuple[type, int, int, str]] = {
+    key: (t.value, t.version, t.id, t.name) for key, t in TYPE_BY_KEY.items()
+}
 
 
 # -- decoding table -----------------------------------------------------------
