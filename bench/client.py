@@ -111,6 +111,23 @@ class _Conn:
         self.open = True
 
 
+def send_pending(sel: selectors.BaseSelector, conn: Any, label: str) -> None:
+    """Send what a non-blocking connection's write buffer holds; watch for writability
+    only while something is left (conn has `sock`, `wbuf`, `writing`)."""
+    try:
+        n = conn.sock.send(conn.wbuf)
+    except BlockingIOError:
+        n = 0
+    except OSError as exc:
+        raise BenchError(f"{label}: send failed: {exc}") from None
+    del conn.wbuf[:n]
+    want = bool(conn.wbuf)
+    if want != conn.writing:
+        conn.writing = want
+        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if want else 0)
+        sel.modify(conn.sock, events, conn)
+
+
 NextFrame = Callable[[int], "Frame | None"]
 OnResponse = Callable[[int, Frame, bytes], None]
 
@@ -202,18 +219,7 @@ class LoadClient:
                 flush(c)
 
         def flush(c: _Conn) -> None:
-            try:
-                n = c.sock.send(c.wbuf)
-            except BlockingIOError:
-                n = 0
-            except OSError as exc:
-                raise BenchError(f"connection {c.idx}: send failed: {exc}") from None
-            del c.wbuf[:n]
-            want = bool(c.wbuf)
-            if want != c.writing:
-                c.writing = want
-                events = selectors.EVENT_READ | (selectors.EVENT_WRITE if want else 0)
-                self._sel.modify(c.sock, events, c)
+            send_pending(self._sel, c, f"connection {c.idx}")
 
         for c in conns:
             issue(c)

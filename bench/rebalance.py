@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import classic as c
-from .client import BenchError, Frame
+from .client import BenchError, Frame, send_pending
 
 HEARTBEAT_INTERVAL_S = 0.005
 _I32 = struct.Struct(">i")
@@ -185,18 +185,7 @@ class Driver:
         self._flush(conn)
 
     def _flush(self, conn: _Conn) -> None:
-        try:
-            n = conn.sock.send(conn.wbuf)
-        except BlockingIOError:
-            n = 0
-        except OSError as exc:
-            raise BenchError(f"send failed: {exc}") from None
-        del conn.wbuf[:n]
-        want = bool(conn.wbuf)
-        if want != conn.writing:
-            conn.writing = want
-            events = selectors.EVENT_READ | (selectors.EVENT_WRITE if want else 0)
-            self._sel.modify(conn.sock, events, conn)
+        send_pending(self._sel, conn, "member connection")
 
     def _receive(self, conn: _Conn) -> None:
         try:
