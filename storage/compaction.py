@@ -1,12 +1,13 @@
 """Compaction: keep the newest record per key in the closed segments.
 
 The closed segments (all but the active one) are rewritten into new sealed
-segments that keep, in log order, only the newest frame of each
+segments that keep, in log order, only the newest record of each
 (type id, key) and drop tombstones written more than the retention ago (with
-the older records of their key, which they already superseded). Frames are
-copied verbatim, CRC and write timestamp included, so a tombstone keeps its
-age across compactions. The outputs cover exactly the position range of the
-inputs, so the segment chain stays gap-free.
+the older records of their key, which they already superseded). Plain frames
+are copied verbatim, CRC and write timestamp included, so a tombstone keeps
+its age across compactions; a surviving record of a batch frame is written as
+a plain frame with the batch's timestamp. The outputs cover exactly the
+position range of the inputs, so the segment chain stays gap-free.
 
 The swap is crash-safe through the manifest (see ``storage.manifest``):
 outputs are written under temporary names and fsynced, then the manifest is
@@ -39,13 +40,17 @@ from .manifest import (
 )
 from .segment import (
     FRAME,
+    FRAME_FLAG_BATCH,
     FRAME_FLAG_TOMBSTONE,
     FRAME_HEADER_SIZE,
     FRAME_PREFIX_SIZE,
     IDENTITY_OFFSET,
+    NIL,
     SEGMENT_HEADER_SIZE,
     Segment,
+    decode_raw_pairs,
     encode_segment_header,
+    plain_frame_bytes,
     segment_name,
 )
 
@@ -73,7 +78,7 @@ class _Output:
     """A compacted segment being assembled: its range and the frames it gets."""
 
     base: int
-    frames: list[memoryview]
+    frames: list[memoryview | bytes]
     size: int = SEGMENT_HEADER_SIZE
     end: int = 0
 
@@ -142,35 +147,53 @@ def _read_segment(segment: Segment) -> mmap.mmap:
         return mmap.mmap(f.fileno(), segment.size, access=mmap.ACCESS_READ)
 
 
-def _newest_per_key(inputs: list[Segment], buffers: list[mmap.mmap]) -> tuple[list[int], int]:
-    """Locations of the newest frame of each key, in log order, and the frame count.
+# A record's location packs (segment index, record index, frame position, index
+# in its batch) into one int that sorts in log order.
+_RECORD_SHIFT = 80
+_POS_SHIFT = 32
+_LOW32 = 0xFFFFFFFF
+_LOW48 = (1 << 48) - 1
 
-    A location packs (segment index, frame index, byte position) into one int
-    that sorts in log order. CRCs are checked again so that compaction never
-    copies a frame damaged on disk since the log was opened.
+
+def _newest_per_key(inputs: list[Segment], buffers: list[mmap.mmap]) -> tuple[list[int], int]:
+    """Locations of the newest record of each key, in log order, and the record count.
+
+    CRCs are checked again so that compaction never copies a frame damaged on
+    disk since the log was opened.
     """
     newest: dict[bytes, int] = {}
     unpack = FRAME.unpack_from
     total = 0
     for segment_index, (segment, buf) in enumerate(zip(inputs, buffers)):
         view = memoryview(buf)
-        pos, end, frame_index = SEGMENT_HEADER_SIZE, segment.size, 0
+        pos, end, record_index = SEGMENT_HEADER_SIZE, segment.size, 0
+        segment_bits = segment_index << 128
         while pos < end:
-            length, crc, _magic, _flags, _version, _ts, key_len, _type_id = unpack(buf, pos)
+            length, crc, _magic, flags, _version, _ts, key_len, type_id = unpack(buf, pos)
             frame_end = pos + FRAME_PREFIX_SIZE + length
             if crc32c(view[pos + FRAME_PREFIX_SIZE:frame_end]) != crc:
                 raise CorruptLogError(segment.path, pos, "frame CRC mismatch during compaction")
-            identity = buf[pos + IDENTITY_OFFSET:pos + FRAME_HEADER_SIZE + key_len]
-            newest[identity] = (segment_index << 64) | (frame_index << 32) | pos
+            if flags & FRAME_FLAG_BATCH:
+                type_bytes = type_id.to_bytes(2, "little")
+                pairs = decode_raw_pairs(view[pos + FRAME_HEADER_SIZE:frame_end])
+                for sub, (key, _value) in enumerate(pairs):
+                    newest[type_bytes + bytes(key)] = (
+                        segment_bits | ((record_index + sub) << _RECORD_SHIFT)
+                        | (pos << _POS_SHIFT) | sub)
+                record_index += key_len
+            else:
+                identity = buf[pos + IDENTITY_OFFSET:pos + FRAME_HEADER_SIZE + key_len]
+                newest[identity] = (segment_bits | (record_index << _RECORD_SHIFT)
+                                    | (pos << _POS_SHIFT))
+                record_index += 1
             pos = frame_end
-            frame_index += 1
-        total += frame_index
+        total += record_index
     return sorted(newest.values()), total
 
 
 def _plan_outputs(inputs: list[Segment], buffers: list[mmap.mmap], survivors: list[int],
                   segment_bytes: int, *, expire_before_ms: int) -> tuple[list[_Output], int]:
-    """Split the surviving frames into output segments covering the inputs' range.
+    """Split the surviving records into output segments covering the inputs' range.
 
     The first output starts where the first input starts and the last ends
     where the last input ends; a later output starts at its first record's
@@ -180,18 +203,35 @@ def _plan_outputs(inputs: list[Segment], buffers: list[mmap.mmap], survivors: li
     dropped = 0
     unpack = FRAME.unpack_from
     views = [memoryview(buf) for buf in buffers]
+    batch_at: tuple[int, int] | None = None  # the batch frame whose pairs are decoded
+    pairs: list = []
     for location in survivors:
-        segment_index, frame_index, pos = location >> 64, (location >> 32) & 0xFFFFFFFF, \
-            location & 0xFFFFFFFF
+        segment_index = location >> 128
+        record_index = (location >> _RECORD_SHIFT) & _LOW48
+        pos = (location >> _POS_SHIFT) & _LOW48
         buf = buffers[segment_index]
-        length, _crc, _magic, flags, _version, timestamp, _key_len, _type_id = unpack(buf, pos)
-        if flags & FRAME_FLAG_TOMBSTONE and timestamp < expire_before_ms:
-            dropped += 1
-            continue
-        frame = views[segment_index][pos:pos + FRAME_PREFIX_SIZE + length]
+        length, _crc, _magic, flags, version, timestamp, _key_len, type_id = unpack(buf, pos)
+        frame_end = pos + FRAME_PREFIX_SIZE + length
+        frame: memoryview | bytes
+        if flags & FRAME_FLAG_BATCH:
+            if batch_at != (segment_index, pos):
+                batch_at = (segment_index, pos)
+                pairs = decode_raw_pairs(views[segment_index][pos + FRAME_HEADER_SIZE:frame_end])
+            key, value = pairs[location & _LOW32]
+            tombstone = bytes(value) == NIL
+            if tombstone and timestamp < expire_before_ms:
+                dropped += 1
+                continue
+            frame = plain_frame_bytes(type_id, version, timestamp, bytes(key),
+                                      None if tombstone else bytes(value))
+        else:
+            if flags & FRAME_FLAG_TOMBSTONE and timestamp < expire_before_ms:
+                dropped += 1
+                continue
+            frame = views[segment_index][pos:frame_end]
         current = outputs[-1]
         if current.frames and current.size + len(frame) > segment_bytes:
-            current = _Output(inputs[segment_index].base + frame_index, [])
+            current = _Output(inputs[segment_index].base + record_index, [])
             outputs.append(current)
         current.frames.append(frame)
         current.size += len(frame)

@@ -38,7 +38,7 @@ from .segment import (
     encode_frames,
     encode_segment_header,
     find_valid_frame,
-    iter_frame_refs,
+    iter_frame_bounds,
     scan_and_decode,
     scan_frames,
     segment_name,
@@ -237,31 +237,32 @@ class RecordLog:
             try:
                 active = self._segments[-1]
                 batch: list[bytes] = []
-                batch_bytes = 0
-                for frame in frames:
+                batch_bytes = batch_records = 0
+                for frame, count in frames:
                     full = active.size + batch_bytes + len(frame) > self._segment_bytes
                     if full and (active.count or batch):
-                        self._write(active, batch, batch_bytes)
-                        batch, batch_bytes = [], 0
+                        self._write(active, batch, batch_bytes, batch_records)
+                        batch, batch_bytes, batch_records = [], 0, 0
                         active = self._roll()
                     batch.append(frame)
                     batch_bytes += len(frame)
-                self._write(active, batch, batch_bytes)
+                    batch_records += count
+                self._write(active, batch, batch_bytes, batch_records)
             except OSError as exc:
                 self._broken = exc
                 raise
 
-    def _write(self, active: Segment, frames: list[bytes], size: int) -> None:
+    def _write(self, active: Segment, frames: list[bytes], size: int, records: int) -> None:
         assert self._fd is not None
         try:
-            write_all(self._fd, b"".join(frames))
+            write_all(self._fd, frames[0] if len(frames) == 1 else b"".join(frames))
         except OSError:
             # Leave no partial frame behind if the OS lets us (disk full).
             os.ftruncate(self._fd, active.size)
             os.lseek(self._fd, active.size, os.SEEK_SET)
             raise
         active.size += size
-        active.count += len(frames)
+        active.count += records
 
     def _roll(self) -> Segment:
         """Seal the active segment (recording its end) and start the next one."""
@@ -441,9 +442,9 @@ def _truncate(path: str, size: int) -> None:
 def _undecodable(path: str, buf: bytes, size: int, exc: Exception) -> CorruptLogError:
     """Locate the first frame that passes its CRC but does not decode."""
     position = SEGMENT_HEADER_SIZE
-    for frame_start, frame_end, _identity in iter_frame_refs(buf, SEGMENT_HEADER_SIZE, size):
+    for frame_start, frame_end in iter_frame_bounds(buf, SEGMENT_HEADER_SIZE, size):
         try:
-            next(decode_frames(buf, frame_start, frame_end))
+            list(decode_frames(buf, frame_start, frame_end))
         except (msgspec.DecodeError, msgspec.ValidationError):
             position = frame_start
             break

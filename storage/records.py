@@ -169,8 +169,10 @@ TYPE_BY_ID: dict[int, RecordType] = {t.id: t for t in RECORD_TYPES}
 TYPE_BY_KEY: dict[type, RecordType] = {t.key: t for t in RECORD_TYPES}
 
 
-class Record(Struct, frozen=True):
-    """One change: a typed key and its new value (None deletes the key)."""
+class Record(Struct, frozen=True, array_like=True):
+    """One change: a typed key and its new value (None deletes the key).
+
+    Encoded as a ``[key, value]`` pair, the shape of a record in a batch frame."""
 
     key: Any
     value: Any | None

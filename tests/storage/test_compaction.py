@@ -37,6 +37,9 @@ KEYS = [OffsetCommitKey("g", "t", p) for p in range(3)] + [
     GroupMetadataKey("g"), ConsumerGroupMetadataKey("g"), TopicKey("t")]
 
 
+BATCH = 8  # the most records one append of the property test writes
+
+
 def value_for(key, n: int):
     if isinstance(key, OffsetCommitKey):
         return OffsetCommitValue(n, metadata="m" * (n % 40))
@@ -58,6 +61,10 @@ operations = st.lists(
     st.one_of(
         st.tuples(st.just("put"), st.integers(0, len(KEYS) - 1), st.integers(0, 1000)),
         st.tuples(st.just("delete"), st.integers(0, len(KEYS) - 1)),
+        # one append of several records: a batch frame per run of one record type
+        st.tuples(st.just("append"), st.lists(
+            st.tuples(st.integers(0, len(KEYS) - 1), st.none() | st.integers(0, 1000)),
+            min_size=2, max_size=BATCH)),
         st.tuples(st.just("tick"), st.integers(1, 50)),
         st.tuples(st.just("compact")),
         st.tuples(st.just("reopen")),
@@ -83,6 +90,14 @@ def test_compaction_preserves_the_replayed_state(ops, retention_ms, segment_byte
                 history.append(record)
                 if record.value is None:
                     tombstone_written[key] = now
+            elif op[0] == "append":
+                records = [Record(KEYS[i], None if n is None else value_for(KEYS[i], n))
+                           for i, n in op[1]]
+                log.append(records, timestamp_ms=now)
+                history += records
+                for record in records:
+                    if record.value is None:
+                        tombstone_written[record.key] = now
             elif op[0] == "tick":
                 now += op[1]
             elif op[0] == "compact":
@@ -99,12 +114,14 @@ def test_compaction_preserves_the_replayed_state(ops, retention_ms, segment_byte
         replayed = replay_dir(path, segment_bytes)
         assert fold(replayed) == fold(history)
         # at most one record per key in the closed segments, plus the active one's
-        assert len(replayed) <= len(KEYS) + segment_bytes // 30
+        # (which may hold one batch bigger than a segment)
+        active_records = segment_bytes // 30 + BATCH
+        assert len(replayed) <= len(KEYS) + active_records
         # a tombstone that survives is one that has not expired yet (or sits in
         # the active segment, which compaction does not touch)
         assert all(
             r.value is not None or now - tombstone_written[r.key] <= retention_ms
-            or r in replayed[-(segment_bytes // 30):]
+            or r in replayed[-active_records:]
             for r in replayed
         )
 
@@ -155,7 +172,8 @@ def test_log_size_stays_bounded_under_steady_overwrites(tmp_path):
         live_bytes = None
         for round_ in range(40):
             batch = [offset_commit("group", i % keys, round_ * 1000 + i) for i in range(500)]
-            log.append(batch)
+            for i in range(0, len(batch), 10):  # commits of 10 partitions: batch frames
+                log.append(batch[i:i + 10])
             history += batch
             compact(log, tombstone_retention_ms=0)
             if live_bytes is None:
@@ -169,14 +187,16 @@ def test_appends_during_compaction_are_kept(tmp_path):
     """The active segment is untouched, so a roll racing the swap loses nothing."""
     with RecordLog.open(tmp_path, segment_bytes=300) as log:
         history = [offset_commit("g", i % 3, i) for i in range(60)]
-        log.append(history)
+        for record in history:
+            log.append([record])
         inputs = log.closed_segments()
         from storage import compaction
         original = compaction._swap
 
         def swap_with_appends(record_log, ins, outs):
             more = [offset_commit("g", i % 3, 1000 + i) for i in range(30)]
-            record_log.append(more)  # rolls new segments while compaction runs
+            for record in more:
+                record_log.append([record])  # rolls new segments while compaction runs
             history.extend(more)
             return original(record_log, ins, outs)
 
@@ -331,3 +351,28 @@ def test_read_only_open_sees_a_committed_compaction_before_its_roll_forward(tmp_
 def copy(source: Path, target: Path) -> Path:
     shutil.copytree(source, target)
     return target
+
+
+def test_compaction_keeps_the_newest_record_of_each_key_across_batch_frames(tmp_path):
+    gone = OffsetCommitKey("g", "topic", 3)
+    history = [offset_commit("g", p, 1) for p in range(4)]
+    newer = [offset_commit("g", p, 2) for p in range(2)] + [Record(gone, None)]
+    fillers = [offset_commit("filler", i % 2, i) for i in range(20)]
+    with RecordLog.open(tmp_path, segment_bytes=300) as log:
+        log.append(history, timestamp_ms=0)  # batch frames...
+        log.append(newer, timestamp_ms=10)
+        for record in fillers:  # ...then plain frames, rolling segments behind them
+            log.append([record], timestamp_ms=30)
+        history += newer + fillers
+        closed = sum(s.end - s.base for s in log.closed_segments())
+        first = compact(log, tombstone_retention_ms=100, now_ms=50)
+        assert first.records_before == closed
+        assert first.records_after < closed
+        replayed = list(log.replay())
+        assert fold(replayed) == fold(history)
+        assert Record(gone, None) in replayed  # 40 ms old: kept, with its batch's age
+        later = compact(log, tombstone_retention_ms=100, now_ms=500)
+        assert later.tombstones_dropped == 1
+        assert all(r.key != gone for r in log.replay())
+        assert fold(log.replay()) == fold(history)
+    assert fold(replay_dir(tmp_path)) == fold(history)

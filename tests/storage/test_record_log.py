@@ -8,11 +8,13 @@ import struct
 from pathlib import Path
 
 import pytest
+from crc32c import crc32c
 
 from storage import CorruptLogError, RecordLog, StorageError, UnsupportedRecordError
 from storage.records import OffsetCommitKey, OffsetCommitValue, Record, TopicValue
 from storage.segment import (
     FRAME,
+    MAX_BATCH_RECORDS,
     SEGMENT_HEADER_SIZE,
     decode_segment_header,
     encode_frames,
@@ -24,8 +26,9 @@ from .helpers import fold, offset_commit, one_of_each_type
 
 
 def write_log(path: Path, records: list[Record], *, segment_bytes: int = 1 << 20,
-              batch: int = 10) -> list[Path]:
-    """Append ``records`` in batches, sync, close; returns the segment files."""
+              batch: int = 1) -> list[Path]:
+    """Append ``records`` in appends of ``batch`` (1: a plain frame per record), sync,
+    close; returns the segment files."""
     with RecordLog.open(path, segment_bytes=segment_bytes) as log:
         for i in range(0, len(records), batch):
             log.append(records[i:i + batch])
@@ -116,13 +119,72 @@ def test_a_frame_bigger_than_a_segment_gets_a_segment_of_its_own(tmp_path):
     assert replay(tmp_path) == records
 
 
+def test_one_append_writes_a_batch_frame_per_run_of_one_record_type(tmp_path):
+    tombstones = [Record(r.key, None) for r in commits(2, start=50)]
+    records = commits(4) + tombstones + one_of_each_type(1)[1:3] + commits(3, start=10)
+    with RecordLog.open(tmp_path) as log:
+        log.append(records)
+        log.sync()
+    [path] = segment_files(tmp_path)
+    # commits and their tombstones, group metadata, topic, commits
+    assert len(frame_starts(path)) == 4
+    with RecordLog.open(tmp_path) as log:
+        assert list(log.replay()) == records
+        assert log.segments[-1].end == len(records)  # positions count records, not frames
+
+
+def test_a_run_longer_than_a_batch_is_split(tmp_path):
+    records = commits(MAX_BATCH_RECORDS + 5)
+    [path] = write_log(tmp_path, records, batch=len(records))
+    assert len(frame_starts(path)) == 2
+    assert replay(tmp_path) == records
+
+
+@pytest.mark.parametrize("cut", [1, 26, 60])
+def test_a_torn_batch_frame_loses_the_whole_batch_and_nothing_before(tmp_path, caplog, cut):
+    first, second = commits(5), commits(5, start=5)
+    with RecordLog.open(tmp_path) as log:
+        log.append(first)
+        log.append(second)
+        log.sync()
+    [path] = segment_files(tmp_path)
+    os.truncate(path, frame_starts(path)[-1] + cut)
+    with caplog.at_level(logging.WARNING):
+        assert replay(tmp_path) == first
+    assert "torn tail" in caplog.text
+    with RecordLog.open(tmp_path) as log:
+        list(log.replay())
+        assert log.segments[-1].end == len(first)
+        log.append(commits(2, start=99))
+        log.sync()
+    assert replay(tmp_path) == first + commits(2, start=99)
+
+
+@pytest.mark.parametrize("damage", ["pair array", "record count"])
+def test_a_batch_frame_that_does_not_decode_is_located(tmp_path, damage):
+    frame = bytearray(encode_frames(commits(3), 0)[0][0])
+    if damage == "pair array":
+        frame[FRAME.size] = 0x91  # claims one pair, three follow
+    else:
+        struct.pack_into("<I", frame, FRAME.size - 6, 4)  # the header claims four records
+    struct.pack_into("<I", frame, 4, crc32c(bytes(frame[8:])))  # a valid CRC over the damage
+    [path] = write_log(tmp_path, commits(2))
+    with open(path, "ab") as f:
+        f.write(frame)
+    with pytest.raises(CorruptLogError) as err:
+        replay(tmp_path)
+    assert err.value.position == frame_starts(path)[-1]
+    assert "does not decode" in str(err.value)
+
+
 def test_frames_carry_the_write_timestamp(tmp_path):
     with RecordLog.open(tmp_path) as log:
-        log.append(commits(2), timestamp_ms=1_234_567)
+        log.append(commits(1), timestamp_ms=1_234_567)
+        log.append(commits(3), timestamp_ms=1_234_568)  # one batch frame
         log.sync()
     data = segment_files(tmp_path)[0].read_bytes()
     assert [frame_timestamp(data, p) for p in frame_starts(segment_files(tmp_path)[0])] == [
-        1_234_567, 1_234_567]
+        1_234_567, 1_234_568]
 
 
 def test_records_of_the_wrong_shape_are_refused_before_anything_is_written(tmp_path):
@@ -314,7 +376,7 @@ def test_a_damaged_segment_header_is_corruption(tmp_path):
 
 def test_records_from_a_newer_kcsim_are_refused_not_cut(tmp_path):
     [path] = write_log(tmp_path, commits(3))
-    frame = bytearray(encode_frames(commits(1), 0)[0])
+    frame = bytearray(encode_frames(commits(1), 0)[0][0])
     struct.pack_into("<H", frame, FRAME.size - 2, 999)  # unknown type id
     from crc32c import crc32c
     struct.pack_into("<I", frame, 4, crc32c(bytes(frame[8:])))
