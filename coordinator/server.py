@@ -21,6 +21,7 @@ import trio
 from .broker import Broker, ProtocolViolation
 from .config import Config
 from .context import Durable
+from .socket_io import DirectSocket
 
 log = logging.getLogger("kcsim.server")
 
@@ -50,21 +51,34 @@ class Server:
         self.stopped = trio.Event()
         self._cancel: trio.CancelScope | None = None
         self._open: set[_Connection] = set()
+        self._persist_now: Any = None  # a synchronous persist when durability never waits
 
     def attach_durability(self, durability: Any) -> None:
         """Persist through the durable log's group-commit writer."""
         self.durability = durability
         self.broker.persist = self._persist
+        if durability.writer.policy == "never":
+            # Nothing to wait for: answers flush without a scheduler pass.
+            self._persist_now = self._append_now
 
     async def _persist(self, records: list[Any]) -> None:
         from storage import StorageError
 
         writer = self.durability.writer
+        if writer.policy == "never":
+            self._append_now(records)
+            return
         try:
-            if writer.policy == "never":
-                writer.commit_now(records)  # nothing to wait for: skip a scheduler pass
-            else:
-                await writer.commit(records)
+            await writer.commit(records)
+        except StorageError as exc:
+            self.fatal(exc)
+            raise ConnectionAbort(f"storage failed: {exc}") from None
+
+    def _append_now(self, records: list[Any]) -> None:
+        from storage import StorageError
+
+        try:
+            self.durability.writer.commit_now(records)
         except StorageError as exc:
             self.fatal(exc)
             raise ConnectionAbort(f"storage failed: {exc}") from None
@@ -159,15 +173,13 @@ class Server:
             await stream.aclose()
             return
         self.connections += 1
-        try:
-            host = stream.socket.getpeername()[0]
-        except OSError:
-            host = "unknown"
+        sock = DirectSocket(stream)
+        host = sock.peer_host()
         conn = _Connection(trio.current_time())
         self._open.add(conn)
         try:
             with conn.scope:
-                await self._serve_stream(stream, host, conn)
+                await self._serve_stream(sock, host, conn)
             if conn.scope.cancelled_caught:
                 log.info("closing connection from %s idle for %d ms", host,
                          self.config.idle_timeout_ms)
@@ -180,8 +192,7 @@ class Server:
         finally:
             self._open.discard(conn)
             self.connections -= 1
-            with trio.CancelScope(shield=True):
-                await stream.aclose()
+            sock.close()
 
     async def _reap_idle(self) -> None:
         """Close connections idle longer than idle_timeout_ms (one task for all of them)."""
@@ -194,14 +205,14 @@ class Server:
                 if conn.last_active < limit:
                     conn.scope.cancel()
 
-    async def _serve_stream(self, stream: trio.SocketStream, host: str, conn: _Connection) -> None:
+    async def _serve_stream(self, stream: DirectSocket, host: str, conn: _Connection) -> None:
         broker = self.broker
         max_frame = self.config.max_frame_bytes
         unpack = _SIZE.unpack_from
         now = trio.current_time
         pending = bytearray()  # an incomplete frame carried over to the next receive
         while True:
-            data = await stream.receive_some(_RECV)
+            data = await stream.receive(_RECV)
             if not data:
                 return
             conn.last_active = now()
@@ -238,8 +249,9 @@ class Server:
                     continue
                 if kind is Durable:
                     out.append(result.response)  # type: ignore[union-attr]
-                    records.extend(result.records)  # type: ignore[union-attr]
-                    released.extend(result.released)  # type: ignore[union-attr]
+                    records += result.records  # type: ignore[union-attr]
+                    if result.released:  # type: ignore[union-attr]
+                        released += result.released  # type: ignore[union-attr]
                     continue
                 await self._flush(stream, out, records, released)
                 out, records, released = [], [], []
@@ -253,11 +265,14 @@ class Server:
             if violation is not None:
                 raise violation
 
-    async def _flush(self, stream: trio.SocketStream, out: list[bytes], records: list[Any],
+    async def _flush(self, stream: DirectSocket, out: list[bytes], records: list[Any],
                      released: list[Any]) -> None:
         """Make the batch's records durable (one group commit), then answer in order."""
         if records:
-            await self.broker.durable(records)
+            if self._persist_now is not None:
+                self._persist_now(records)
+            else:
+                await self.broker.durable(records)
         if released:
             self.broker.release(released)
         if out:
