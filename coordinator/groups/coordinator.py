@@ -114,7 +114,12 @@ class GroupCoordinator:
         lo, hi = SUPPORTED_VERSIONS[api_key]
         if not lo <= version <= hi:
             raise ValueError(f"API key {api_key} version {version} is outside {lo}-{hi}")
-        self._advance(now_ms)
+        rt = self._rt
+        due = rt.deadlines.earliest()
+        if (due is not None and due <= now_ms) or not rt.started or rt.loaded or rt.loaded_consumer:
+            self._advance(now_ms)
+        elif now_ms > rt.now:
+            rt.now = now_ms  # nothing is due: time just moves on
         response = handler(version, request, ctx)
         if response is not None:
             self._rt.responses.append((ctx.token, response))

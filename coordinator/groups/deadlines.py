@@ -15,7 +15,7 @@ from sortedcontainers import SortedList
 
 
 class Deadlines:
-    __slots__ = ("_by_key", "_order", "_seq")
+    __slots__ = ("_by_key", "_order", "_seq", "_earliest")
 
     def __init__(self) -> None:
         self._by_key: dict[Hashable, tuple[int, int, Any]] = {}
@@ -23,6 +23,8 @@ class Deadlines:
         # and keeps keys from ever being compared.
         self._order: SortedList = SortedList()
         self._seq = 0
+        # The first deadline, kept at hand: the shell asks for it after every request.
+        self._earliest: int | None = None
 
     def __len__(self) -> int:
         return len(self._by_key)
@@ -37,28 +39,32 @@ class Deadlines:
         self._seq += 1
         self._by_key[key] = (at_ms, self._seq, payload)
         self._order.add((at_ms, self._seq, key))
+        if old is not None and old[0] == self._earliest:
+            self._earliest = self._order[0][0]
+        elif self._earliest is None or at_ms < self._earliest:
+            self._earliest = at_ms
 
     def cancel(self, key: Hashable) -> None:
         old = self._by_key.pop(key, None)
         if old is not None:
             self._order.remove((old[0], old[1], key))
+            if old[0] == self._earliest:
+                self._earliest = self._order[0][0] if self._order else None
 
     def deadline(self, key: Hashable) -> int | None:
         entry = self._by_key.get(key)
         return None if entry is None else entry[0]
 
     def earliest(self) -> int | None:
-        return self._order[0][0] if self._order else None
+        return self._earliest
 
     def pop_due(self, now_ms: int) -> tuple[int, Hashable, Any] | None:
         """Remove and return the earliest (deadline, key, payload) due at or before now, if any."""
-        if not self._order:
+        if self._earliest is None or self._earliest > now_ms:
             return None
-        at, _, key = self._order[0]
-        if at > now_ms:
-            return None
-        del self._order[0]
+        at, _, key = self._order.pop(0)
         payload = self._by_key.pop(key)[2]
+        self._earliest = self._order[0][0] if self._order else None
         return at, key, payload
 
     def keys(self) -> Iterator[Hashable]:

@@ -118,17 +118,11 @@ class GroupRuntime:
         self._apply_offset(key, value)
         self.records.append(Record(key, value))
 
-    def write_offsets(
-        self, group_id: str, topic: str, values: list[tuple[int, OffsetCommitValue]]
-    ) -> None:
-        """write_offset for many partitions of one topic: the same fold, one look-up."""
+    def stored_offsets(self, group_id: str, topic: str) -> dict[int, OffsetCommitValue]:
+        """The partition -> offset map a commit writes into; the group exists once it has one."""
         if group_id not in self.groups and group_id not in self.consumer_groups:
             self.groups[group_id] = ClassicGroup(group_id, self.now)
-        partitions = self.offsets.partitions_of(group_id, topic)
-        append = self.records.append
-        for index, value in values:
-            partitions[index] = value
-            append(Record(OffsetCommitKey(group_id, topic, index), value))
+        return self.offsets.partitions_of(group_id, topic)
 
     def persist_group(self, group: ClassicGroup, value: GroupMetadataValue) -> None:
         group.persisted = value

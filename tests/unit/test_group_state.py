@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from coordinator.groups.classic import ClassicGroup
 from coordinator.groups.deadlines import Deadlines
@@ -78,3 +80,25 @@ def test_deadlines_tie_break_by_scheduling_order():
     for key in ("x", "y", "z"):
         d.schedule(key, 7)
     assert [d.pop_due(7)[1] for _ in range(3)] == ["x", "y", "z"]
+
+
+@given(st.lists(st.tuples(st.sampled_from(["schedule", "cancel", "pop"]),
+                          st.sampled_from("abcde"), st.integers(0, 20))))
+def test_the_earliest_deadline_is_always_the_smallest_one_pending(ops):
+    d = Deadlines()
+    pending: dict[str, int] = {}
+    for op, key, at in ops:
+        if op == "schedule":
+            d.schedule(key, at)
+            pending[key] = at
+        elif op == "cancel":
+            d.cancel(key)
+            pending.pop(key, None)
+        else:
+            due = d.pop_due(at)
+            if due is not None:
+                assert due[0] == min(pending.values()) <= at
+                del pending[due[1]]
+            else:
+                assert not pending or min(pending.values()) > at
+        assert d.earliest() == (min(pending.values()) if pending else None)
