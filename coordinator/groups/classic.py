@@ -8,6 +8,7 @@ knows about time or I/O: callers pass `now_ms` where a timestamp is recorded.
 
 from __future__ import annotations
 
+from sys import intern
 from typing import NamedTuple
 
 from storage.records import GroupMetadataValue
@@ -57,11 +58,13 @@ class Member:
     ) -> None:
         self.member_id = member_id
         self.group_instance_id = group_instance_id
-        self.client_id = client_id
-        self.client_host = client_host
+        # Strings many members share are kept once: fewer objects for a sweep over
+        # thousands of groups (ListGroups, DescribeGroups) to touch.
+        self.client_id = intern(client_id)
+        self.client_host = intern(client_host)
         self.rebalance_timeout_ms = rebalance_timeout_ms
         self.session_timeout_ms = session_timeout_ms
-        self.protocol_type = protocol_type
+        self.protocol_type = intern(protocol_type)
         self.protocols = protocols
         self.assignment = assignment
         self.join_waiter: Waiter | None = None

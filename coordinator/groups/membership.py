@@ -8,6 +8,7 @@ protocol. A handler returns its response, or None when the request is parked
 
 from __future__ import annotations
 
+from sys import intern
 from typing import Any
 
 from protocol.errors import ErrorCode
@@ -80,7 +81,7 @@ class JoinRequest:
             request.rebalance_timeout_ms if version >= 1 else request.session_timeout_ms
         )
         self.protocol_type: str = request.protocol_type
-        self.protocols: Protocols = [(p.name, bytes(p.metadata)) for p in request.protocols]
+        self.protocols: Protocols = [(intern(p.name), bytes(p.metadata)) for p in request.protocols]
         self.client_id = ctx.client_id
         self.client_host = kafka_client_host(ctx.client_host)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from sys import intern
 from typing import Any
 
 from storage.records import (
@@ -218,7 +219,7 @@ def group_from_metadata(group_id: str, value: GroupMetadataValue, now_ms: int) -
                 rebalance_timeout,
                 stored.session_timeout_ms,
                 value.protocol_type,
-                [(name, bytes(metadata)) for name, metadata in stored.protocols],
+                [(intern(name), bytes(metadata)) for name, metadata in stored.protocols],
                 bytes(stored.assignment),
             )
         )
