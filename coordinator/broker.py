@@ -20,7 +20,7 @@ from protocol.apis import APIS
 from protocol.codecs import codec
 from protocol.headers import (
     API_VERSIONS_KEY,
-    decode_request_header,
+    read_client_id,
     request_header_version,
     response_header_version,
 )
@@ -128,7 +128,7 @@ class Broker:
                 self.request_counts[api_key] = self.request_counts.get(api_key, 0) + 1
                 return _SIZE_CORR.pack(len(rest) + 4, correlation_id) + rest
         try:
-            header, pos = decode_request_header(frame, plan.header_version)
+            client_id, pos = read_client_id(frame, plan.header_version)
             request, end = plan.decode(frame, pos)
         except (DecodeError, struct.error, IndexError, ValueError, UnicodeDecodeError) as exc:
             raise ProtocolViolation(
@@ -136,7 +136,7 @@ class Broker:
         if end > len(frame):
             raise ProtocolViolation(f"{APIS[plan.route.api_key].name} v{version} request is truncated")
         self.request_counts[api_key] = self.request_counts.get(api_key, 0) + 1
-        ctx = RequestContext(plan.route.api_key, version, correlation_id, header.client_id or "", host)
+        ctx = RequestContext(plan.route.api_key, version, correlation_id, client_id or "", host)
         result = plan.route.fn(self, ctx, request)
         if result is None:
             return None

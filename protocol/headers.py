@@ -45,6 +45,12 @@ def peek_request_header(buf: bytes | memoryview) -> tuple[int, int, int]:
 def decode_request_header(buf: bytes | memoryview, header_version: int) -> tuple[RequestHeader, int]:
     """Parse a request header; returns it and the offset where the body starts."""
     api_key, api_version, correlation_id = peek_request_header(buf)
+    client_id, pos = read_client_id(buf, header_version)
+    return RequestHeader(api_key, api_version, correlation_id, client_id), pos
+
+
+def read_client_id(buf: bytes | memoryview, header_version: int) -> tuple[str | None, int]:
+    """The client id after the 8 bytes `peek_request_header` reads, and where the body starts."""
     pos = 8
     client_id = None
     if header_version >= 1:
@@ -56,6 +62,8 @@ def decode_request_header(buf: bytes | memoryview, header_version: int) -> tuple
             client_id = str(buf[pos : pos + n], "utf-8")
             pos += n
     if header_version >= 2:
+        if buf[pos] == 0:  # no tagged fields, the usual case
+            return client_id, pos + 1
         ntags, pos = read_uvarint(buf, pos)
         for _ in range(ntags):
             _tag, pos = read_uvarint(buf, pos)
@@ -63,7 +71,7 @@ def decode_request_header(buf: bytes | memoryview, header_version: int) -> tuple
             pos += size
         if pos > len(buf):
             raise DecodeError("header tagged fields run past the end of the frame")
-    return RequestHeader(api_key, api_version, correlation_id, client_id), pos
+    return client_id, pos
 
 
 def encode_request_header(header: RequestHeader, header_version: int) -> bytes:
@@ -97,6 +105,6 @@ def decode_response_header(buf: bytes, header_version: int) -> tuple[int, int]:
 
 __all__ = [
     "RequestHeader", "request_header_version", "response_header_version",
-    "peek_request_header", "decode_request_header", "encode_request_header",
+    "peek_request_header", "decode_request_header", "read_client_id", "encode_request_header",
     "response_header_bytes", "decode_response_header", "uvarint_bytes",
 ]
