@@ -49,10 +49,12 @@ def replace_durably(tmp_path: str, final_path: str) -> None:
 
 def write_all(fd: int, data: bytes | memoryview) -> None:
     """os.write until everything is written (regular files may write short)."""
-    view = memoryview(data)
+    written = os.write(fd, data)
+    if written == len(data):
+        return
+    view = memoryview(data)[written:]
     while view:
-        written = os.write(fd, view)
-        view = view[written:]
+        view = view[os.write(fd, view):]
 
 
 def make_dirs_durably(directory: str) -> None:

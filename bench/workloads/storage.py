@@ -7,7 +7,8 @@
   once its response arrived with error 0 on every partition.
 - storage_replay: a record log of 1,000,000 OffsetCommit records (500,000
   partitions committed twice) is written with storage.RecordLog into a data
-  dir's `meta/`; after one untimed start (which creates the partition
+  dir's `meta/`, 10 partitions per append as a 10-partition OffsetCommit
+  writes them (one batch frame each); after one untimed start (which creates the partition
   directories of the log's topics), timed: `kcsim serve` from spawn to its ready
   line (and the replay time it logs), `coordinator.app.build(config)` in this
   process, and storage.compact() of the log's closed segments.
@@ -53,7 +54,7 @@ REPLAY_TARGET_S = 3.0  # for FULL_RECORDS
 MEMORY_TARGET_BYTES = 1024
 ALWAYS_VS_NEVER_TARGET = 0.5
 SEGMENT_BYTES = 8 * 1024 * 1024  # several closed segments for compaction to work on
-BATCH = 10_000
+APPEND_RECORDS = 10  # one 10-partition OffsetCommit: one frame
 PARTITIONS_PER_TOPIC = 100
 TOPICS_PER_GROUP = 10
 
@@ -216,7 +217,7 @@ def build_log(data_dir: Path, partitions: int, passes: int) -> dict[str, Any]:
                 topic, partition = divmod(rest, PARTITIONS_PER_TOPIC)
                 batch.append(Record(OffsetCommitKey(f"group-{group}", topics[topic], partition),
                                     OffsetCommitValue(n * partitions + i, -1, "", now, -1)))
-                if len(batch) == BATCH:
+                if len(batch) == APPEND_RECORDS:
                     log.append(batch, timestamp_ms=now)
                     batch = []
         log.append(batch, timestamp_ms=now)

@@ -171,6 +171,7 @@ class OffsetHandlers:
         explicit_timestamps = version == 1
         with_epoch = version >= 6
         queue = self.rt.records.append
+        committed = _COMMITTED
         answered = []
         for key, name, partitions in valid:
             parts: list[Any] = []
@@ -203,7 +204,8 @@ class OffsetHandlers:
                     expire,
                 )
                 queue(Record(OffsetCommitKey(group_id, name, index), value))
-                append(_committed(index))
+                answer = committed.get(index)
+                append(answer if answer is not None else _committed(index))
             answered.append((key, parts))
         return OffsetCommitResponse(topics=_merge(rejected, use_ids, answered))
 
