@@ -2,8 +2,9 @@
 
 For every (message, version) the compiler emits Python source specialised to
 that version (fixed-width runs packed with one `struct` call, flexible vs.
-classic lengths chosen at compile time, tagged fields dispatched by tag) and
-`exec`s it once. The hot path then does no schema interpretation at all.
+classic lengths chosen at compile time, tagged fields dispatched by tag, nested
+structs inlined into one function) and `exec`s it once. The hot path then does
+no schema interpretation at all, and no Python call per struct.
 """
 
 from __future__ import annotations
@@ -149,6 +150,10 @@ class MessageCodec:
         return bytes(out)
 
     # -- code generation -----------------------------------------------------
+    #
+    # Each (message, version) compiles to one function: nested structs are
+    # inlined where they are used, so an array of structs costs no Python call
+    # per element. Temporaries of inlined code get unique names.
 
     def _compile(self, version: int, what: str) -> Callable[..., Any]:
         if version not in self.message.valid:
@@ -161,67 +166,103 @@ class MessageCodec:
             "_UVT": UVARINT_TABLE,
             "_uvb": uvarint_bytes,
             "_UUID": UUID,
-            "_struct": _struct,
+            # classic length prefixes, precompiled rather than looked up by format
+            "_Uh": _struct.Struct(">h").unpack_from,
+            "_Ui": _struct.Struct(">i").unpack_from,
+            "_Ph": _struct.Struct(">h").pack,
+            "_Pi": _struct.Struct(">i").pack,
         }
-        done: dict[int, str] = {}
         emit = self._emit_decoder if what == "decode" else self._emit_encoder
-        root = emit(self._body, version, flexible, src, env, done)
+        root = emit(self._body, version, flexible, src, env)
         code = "\n".join(src.lines)
         exec(compile(code, f"<kcsim {what} {self.message.name} v{version}>", "exec"), env)
         fn = env[root]
         fn.__source__ = code  # type: ignore[attr-defined]
         return fn  # type: ignore[no-any-return]
 
+    def _class_ref(self, st: StructType, env: dict[str, Any]) -> str:
+        """The name generated code calls to build `st` (one per class, however often used)."""
+        cls = self._class_by_struct[id(st)]
+        key = f"_C_{st.name}"
+        while env.get(key, cls) is not cls:
+            key += "_"
+        env[key] = cls
+        return key
+
+    # -- decoders ------------------------------------------------------------
+
     def _emit_decoder(
-        self, st: StructType, version: int, flexible: bool, src: _Source,
-        env: dict[str, Any], done: dict[int, str],
+        self, st: StructType, version: int, flexible: bool, src: _Source, env: dict[str, Any],
     ) -> str:
-        if id(st) in done:
-            return done[id(st)]
-        fname = f"_d_{st.name}_{len(done)}"
-        done[id(st)] = fname
-        for fld in st.fields:
-            inner = _struct_of(fld.type)
-            if inner is not None and version in fld.versions:
-                self._emit_decoder(inner, version, flexible, src, env, done)
-        env[f"_C_{fname}"] = self._class_by_struct[id(st)]
+        """The function `(buf, pos) -> (obj, pos)` decoding the message body `st`."""
+        fname = f"_d_{st.name}"
         src(f"def {fname}(buf, pos):")
         with src.indent():
-            names: list[str] = []
-            regular = [x for x in st.fields if version in x.versions and version not in x.tagged]
-            tagged = [x for x in st.fields if version in x.tagged]
-            for run in _runs(regular):
-                if isinstance(run, list):
-                    fmt = ">" + "".join(_FIXED[x.type][0] for x in run)  # type: ignore[index]
-                    packer = _struct.Struct(fmt)
-                    key = f"_S{len(env)}"
-                    env[key] = packer.unpack_from
-                    targets = ", ".join(f"f_{x.name}" for x in run)
-                    src(f"({targets},) = {key}(buf, pos)")
-                    src(f"pos += {packer.size}")
-                    names.extend(x.name for x in run)
-                else:
-                    self._decode_value(run, f"f_{run.name}", version, flexible, src, env, done)
-                    names.append(run.name)
-            if flexible:
-                for x in tagged:
-                    src(f"f_{x.name} = {self._fresh_default(x, env)}")
-                    names.append(x.name)
-                n = src.var("nt")
-                src("if buf[pos] == 0:")  # no tagged fields: the common case
-                with src.indent():
-                    src("pos += 1")
-                src("else:")
-                with src.indent():
-                    _emit_uvarint(src, n)
-                    self._emit_tag_loop(n, tagged, version, src, env, done)
-            args = ", ".join(f"{x}=f_{x}" for x in names)
-            src(f"return _C_{fname}({args}), pos")
+            src("_end = len(buf)")  # for the bounds checks of lengths read from the wire
+            obj = self._decode_fields(st, "f_", version, flexible, src, env)
+            src(f"return {obj}, pos")
         return fname
 
+    def _decode_fields(
+        self, st: StructType, prefix: str, version: int, flexible: bool, src: _Source,
+        env: dict[str, Any],
+    ) -> str:
+        """Decode `st` at `pos` into locals `prefix + field`; return the expression building it.
+
+        Consecutive fixed-width fields are read with one `unpack_from`, which
+        also takes the length prefix or tagged-field count that follows them.
+        """
+        names: list[str] = []
+        run: list[tuple[str, str]] = []
+        for fld in st.fields:
+            if version not in fld.versions or version in fld.tagged:
+                continue
+            target = prefix + fld.name
+            names.append(fld.name)
+            code = _fixed_code(fld.type)
+            if code is not None:
+                run.append((code, target))
+                continue
+            length = _flush_with_length(fld.type, flexible, run, src, env)
+            self._decode_value(fld, target, version, flexible, src, env, length)
+        if flexible:
+            tagged = [x for x in st.fields if version in x.tagged]
+            for x in tagged:
+                src(f"{prefix}{x.name} = {self._fresh_default(x, env)}")
+                names.append(x.name)
+            self._decode_tag_section(tagged, prefix, run, version, src, env)
+        else:
+            _flush_unpack(run, src, env)
+        args = ", ".join(f"{x}={prefix}{x}" for x in names)
+        return f"{self._class_ref(st, env)}({args})"
+
+    def _decode_tag_section(
+        self, tagged: list[Field], prefix: str, run: list[tuple[str, str]], version: int,
+        src: _Source, env: dict[str, Any],
+    ) -> None:
+        """Read the tagged-field count (its first byte with the pending run, if any), then
+        the tagged fields; a zero count, the common case, costs a single test."""
+        n = src.var("nt")
+        if run:
+            run.append(("B", n))
+            _flush_unpack(run, src, env)
+            src(f"if {n}:")
+            with src.indent():
+                src("pos -= 1")
+                _emit_uvarint(src, n)
+                self._emit_tag_loop(n, tagged, prefix, version, src, env)
+            return
+        src("if buf[pos] == 0:")
+        with src.indent():
+            src("pos += 1")
+        src("else:")
+        with src.indent():
+            _emit_uvarint(src, n)
+            self._emit_tag_loop(n, tagged, prefix, version, src, env)
+
     def _emit_tag_loop(
-        self, n: str, tagged: list[Field], version: int, src: _Source,
-        env: dict[str, Any], done: dict[int, str],
+        self, n: str, tagged: list[Field], prefix: str, version: int, src: _Source,
+        env: dict[str, Any],
     ) -> None:
         """Decode `n` tagged fields: known tags into their fields, unknown ones skipped."""
         src(f"for _ in range({n}):")
@@ -235,85 +276,92 @@ class MessageCodec:
                 src(f"{'if' if first else 'elif'} {t} == {x.tag}:")
                 first = False
                 with src.indent():
-                    self._decode_value(x, f"f_{x.name}", version, True, src, env, done)
+                    self._decode_value(x, prefix + x.name, version, True, src, env)
             src("else:" if tagged else "if True:")
             with src.indent():
-                src(f"if {s} > len(buf) - pos:")
+                src(f"if {s} > _end - pos:")
                 with src.indent():
                     src(f"raise _DecodeError('tagged field of ' + str({s}) + ' bytes"
                         " exceeds the frame')")
                 src(f"pos += {s}")
 
+    def _decode_struct(
+        self, st: StructType, target: str, version: int, flexible: bool, src: _Source,
+        env: dict[str, Any],
+    ) -> None:
+        """Decode one `st` into `target`, its code inlined."""
+        obj = self._decode_fields(st, src.var("p") + "_", version, flexible, src, env)
+        src(f"{target} = {obj}")
+
+    def _decode_items(
+        self, st: StructType, target: str, n: str, version: int, flexible: bool,
+        src: _Source, env: dict[str, Any],
+    ) -> None:
+        """Decode `n` structs into the list `target`, the struct's code inlined in the loop."""
+        ap = src.var("ap")
+        src(f"{target} = []")
+        src(f"{ap} = {target}.append")
+        src(f"for _ in range({n}):")
+        with src.indent():
+            obj = self._decode_fields(st, src.var("p") + "_", version, flexible, src, env)
+            src(f"{ap}({obj})")
+
     def _decode_value(
         self, fld: Field, target: str, version: int, flexible: bool, src: _Source,
-        env: dict[str, Any], done: dict[int, str],
+        env: dict[str, Any], length: str | None = None,
     ) -> None:
+        """Decode one field into `target`; `length` names its prefix if already read."""
         nullable = version in fld.nullable
         t = fld.type
         if isinstance(t, ArrayType):
-            n = src.var("n")
-            _read_length(src, n, flexible)
+            n = length or _read_length(src, flexible)
             src(f"if {n} < 0:")
             with src.indent():
                 src(f"{target} = None" if nullable else f"{target} = []")
-            src(f"elif {n} > len(buf) - pos:")
+            src(f"elif {n} > _end - pos:")
             with src.indent():
                 src(f"raise _DecodeError('array of ' + str({n}) + ' items exceeds the frame')")
             src("else:")
             with src.indent():
                 item = t.item
                 if isinstance(item, StructType):
-                    sub = done[id(item)]
-                    src(f"{target} = []")
-                    src(f"_ap = {target}.append")
-                    src(f"for _ in range({n}):")
-                    with src.indent():
-                        src(f"_it, pos = {sub}(buf, pos)")
-                        src("_ap(_it)")
+                    self._decode_items(item, target, n, version, flexible, src, env)
                 elif item in _FIXED:
                     ch, size = _FIXED[item]
                     env[f"_AU_{ch}"] = array_unpacker(ch)
                     src(f"{target} = _AU_{ch}({n}, buf, pos)")
                     src(f"pos += {size} * {n}")
                 else:
+                    it = src.var("it")
                     src(f"{target} = []")
                     src(f"for _ in range({n}):")
                     with src.indent():
                         inner = Field(name="_", type=item, versions=fld.versions)
-                        self._decode_value(inner, "_it", version, flexible, src, env, done)
-                        src(f"{target}.append(_it)")
+                        self._decode_value(inner, it, version, flexible, src, env)
+                        src(f"{target}.append({it})")
             return
         if isinstance(t, StructType):
-            sub = done[id(t)]
-            if nullable:
-                src("if buf[pos] == 255:")
-                with src.indent():
-                    src(f"{target} = None")
-                    src("pos += 1")
-                src("else:")
-                with src.indent():
-                    src("pos += 1")
-                    src(f"{target}, pos = {sub}(buf, pos)")
-            else:
-                src(f"{target}, pos = {sub}(buf, pos)")
+            if not nullable:
+                self._decode_struct(t, target, version, flexible, src, env)
+                return
+            src("if buf[pos] == 255:")
+            with src.indent():
+                src(f"{target} = None")
+                src("pos += 1")
+            src("else:")
+            with src.indent():
+                src("pos += 1")
+                self._decode_struct(t, target, version, flexible, src, env)
             return
         if t in _FIXED:
-            ch, size = _FIXED[t]
-            key = f"_S{len(env)}"
-            env[key] = _struct.Struct(">" + ch).unpack_from
-            src(f"({target},) = {key}(buf, pos)")
-            src(f"pos += {size}")
+            _flush_unpack([(_FIXED[t][0], target)], src, env)
             return
         if t == "uuid":
             src(f"{target} = _UUID(bytes=bytes(buf[pos:pos + 16]))")
             src("pos += 16")
             return
         # string, bytes, records: length-prefixed
-        n = src.var("n")
-        if t == "string":
-            _read_length(src, n, flexible, classic="h")
-        else:
-            _read_length(src, n, flexible)
+        n = length or _read_length(src, flexible, classic="h" if t == "string" else "i")
         src(f"if {n} < 0:")
         with src.indent():
             src(f"{target} = None")
@@ -321,7 +369,7 @@ class MessageCodec:
             src(f"elif {n} == 0:")
             with src.indent():
                 src(f"{target} = ''")
-        src(f"elif {n} > len(buf) - pos:")
+        src(f"elif {n} > _end - pos:")
         with src.indent():
             src(f"raise _DecodeError('length ' + str({n}) + ' exceeds the frame')")
         src("else:")
@@ -332,60 +380,72 @@ class MessageCodec:
                 src(f"{target} = bytes(buf[pos:pos + {n}])")
             src(f"pos += {n}")
 
+    # -- encoders ------------------------------------------------------------
+
     def _emit_encoder(
-        self, st: StructType, version: int, flexible: bool, src: _Source,
-        env: dict[str, Any], done: dict[int, str],
+        self, st: StructType, version: int, flexible: bool, src: _Source, env: dict[str, Any],
     ) -> str:
-        if id(st) in done:
-            return done[id(st)]
-        fname = f"_e_{st.name}_{len(done)}"
-        done[id(st)] = fname
-        for fld in st.fields:
-            inner = _struct_of(fld.type)
-            if inner is not None and version in fld.versions:
-                self._emit_encoder(inner, version, flexible, src, env, done)
+        """The function `(obj, out) -> None` appending the message body `st` to `out`."""
+        fname = f"_e_{st.name}"
         src(f"def {fname}(m, out):")
         with src.indent():
-            regular = [x for x in st.fields if version in x.versions and version not in x.tagged]
-            tagged = sorted(
-                (x for x in st.fields if version in x.tagged), key=lambda x: x.tag or 0
-            )
-            for run in _runs(regular):
-                if isinstance(run, list):
-                    fmt = ">" + "".join(_FIXED[x.type][0] for x in run)  # type: ignore[index]
-                    key = f"_P{len(env)}"
-                    env[key] = _struct.Struct(fmt).pack
-                    args = ", ".join(f"m.{x.name}" for x in run)
-                    src(f"out += {key}({args})")
-                else:
-                    self._encode_value(run, f"m.{run.name}", version, flexible, src, env, done)
-            if flexible:
-                if not tagged:
-                    src("out += b'\\x00'")
-                else:
-                    tl = src.var("tags")
-                    src(f"{tl} = []")
-                    for x in tagged:
-                        dflt = self._fresh_default(x, env)
-                        src(f"if m.{x.name} is not None and m.{x.name} != {dflt}:"
-                            if isinstance(x.type, StructType) else f"if m.{x.name} != {dflt}:")
-                        with src.indent():
-                            src("_outer, out = out, bytearray()")
-                            self._encode_value(x, f"m.{x.name}", version, True, src, env, done)
-                            src(f"{tl}.append(({x.tag}, out))")
-                            src("out = _outer")
-                    src(f"out += _UVT[len({tl})]")
-                    src(f"for _t, _b in {tl}:")
-                    with src.indent():
-                        src("out += _UVT[_t] if _t < 128 else _uvb(_t)")
-                        src("out += _UVT[len(_b)] if len(_b) < 128 else _uvb(len(_b))")
-                        src("out += _b")
+            self._encode_fields(st, "m", version, flexible, src, env)
             src("return None")
         return fname
 
+    def _encode_fields(
+        self, st: StructType, m: str, version: int, flexible: bool, src: _Source,
+        env: dict[str, Any],
+    ) -> None:
+        """Write the fields of the struct in local `m`, each fixed-width run with one `pack`.
+
+        An empty tagged-field section right after a run becomes the run's
+        trailing pad byte ('x' packs a zero), saving a separate append.
+        """
+        run: list[tuple[str, str]] = []
+        for fld in st.fields:
+            if version not in fld.versions or version in fld.tagged:
+                continue
+            code = _fixed_code(fld.type)
+            if code is not None:
+                run.append((code, f"{m}.{fld.name}"))
+                continue
+            _flush_pack(run, src, env)
+            self._encode_value(fld, f"{m}.{fld.name}", version, flexible, src, env)
+        tagged = sorted((x for x in st.fields if version in x.tagged), key=lambda x: x.tag or 0)
+        if flexible and not tagged:
+            run.append(("x", ""))  # no tagged fields in this version: count 0
+        _flush_pack(run, src, env)
+        if flexible and tagged:
+            self._encode_tags(tagged, m, version, src, env)
+
+    def _encode_tags(
+        self, tagged: list[Field], m: str, version: int, src: _Source, env: dict[str, Any],
+    ) -> None:
+        """Write the tagged fields of `m` that differ from their defaults, in tag order."""
+        tl = src.var("tags")
+        src(f"{tl} = []")
+        for x in tagged:
+            dflt = self._fresh_default(x, env)
+            value = f"{m}.{x.name}"
+            src(f"if {value} is not None and {value} != {dflt}:"
+                if isinstance(x.type, StructType) else f"if {value} != {dflt}:")
+            with src.indent():
+                outer = src.var("outer")
+                src(f"{outer}, out = out, bytearray()")
+                self._encode_value(x, value, version, True, src, env)
+                src(f"{tl}.append(({x.tag}, out))")
+                src(f"out = {outer}")
+        src(f"out += _UVT[len({tl})]")
+        src(f"for _t, _b in {tl}:")
+        with src.indent():
+            src("out += _UVT[_t] if _t < 128 else _uvb(_t)")
+            src("out += _UVT[len(_b)] if len(_b) < 128 else _uvb(len(_b))")
+            src("out += _b")
+
     def _encode_value(
         self, fld: Field, expr: str, version: int, flexible: bool, src: _Source,
-        env: dict[str, Any], done: dict[int, str],
+        env: dict[str, Any],
     ) -> None:
         nullable = version in fld.nullable
         t = fld.type
@@ -402,41 +462,39 @@ class MessageCodec:
             with src.indent():
                 _write_length(src, f"len({v})", flexible)
                 item = t.item
-                if isinstance(item, StructType):
-                    sub = done[id(item)]
-                    src(f"for _it in {v}:")
-                    with src.indent():
-                        src(f"{sub}(_it, out)")
-                elif item in _FIXED:
-                    ch, _ = _FIXED[item]
+                if item in _FIXED:
+                    ch, _ = _FIXED[item]  # type: ignore[index]
                     env[f"_AP_{ch}"] = array_packer(ch)
                     src(f"out += _AP_{ch}({v})")
-                else:
-                    src(f"for _it in {v}:")
-                    with src.indent():
+                    return
+                it = src.var("it")
+                src(f"for {it} in {v}:")
+                with src.indent():
+                    before = len(src.lines)
+                    if isinstance(item, StructType):
+                        self._encode_fields(item, it, version, flexible, src, env)
+                    else:
                         inner = Field(name="_", type=item, versions=fld.versions)
-                        self._encode_value(inner, "_it", version, flexible, src, env, done)
+                        self._encode_value(inner, it, version, flexible, src, env)
+                    if len(src.lines) == before:
+                        src("pass")  # an empty struct of a classic version
             return
         if isinstance(t, StructType):
-            sub = done[id(t)]
-            if nullable:
-                v = src.var("s")
-                src(f"{v} = {expr}")
-                src(f"if {v} is None:")
-                with src.indent():
-                    src("out += b'\\xff'")
-                src("else:")
-                with src.indent():
-                    src("out += b'\\x01'")
-                    src(f"{sub}({v}, out)")
-            else:
-                src(f"{sub}({expr}, out)")
+            v = src.var("s")
+            src(f"{v} = {expr}")
+            if not nullable:
+                self._encode_fields(t, v, version, flexible, src, env)
+                return
+            src(f"if {v} is None:")
+            with src.indent():
+                src("out += b'\\xff'")
+            src("else:")
+            with src.indent():
+                src("out += b'\\x01'")
+                self._encode_fields(t, v, version, flexible, src, env)
             return
         if t in _FIXED:
-            ch, _ = _FIXED[t]
-            key = f"_P{len(env)}"
-            env[key] = _struct.Struct(">" + ch).pack
-            src(f"out += {key}({expr})")
+            _flush_pack([(_FIXED[t][0], expr)], src, env)
             return
         if t == "uuid":
             src(f"out += {expr}.bytes")
@@ -477,18 +535,69 @@ def _struct_of(t: Any) -> StructType | None:
     return None
 
 
-def _runs(fields: list[Field]) -> list[Any]:
-    """Group consecutive fixed-width fields so one struct call handles them."""
-    out: list[Any] = []
-    for fld in fields:
-        if isinstance(fld.type, str) and fld.type in _FIXED:
-            if out and isinstance(out[-1], list):
-                out[-1].append(fld)
-            else:
-                out.append([fld])
-        else:
-            out.append(fld)
-    return out
+def _fixed_code(t: Any) -> str | None:
+    """The `struct` format code of a fixed-width type, else None."""
+    return _FIXED[t][0] if isinstance(t, str) and t in _FIXED else None
+
+
+def _classic_length_code(t: Any) -> str | None:
+    """The `struct` code of a classic (non-flexible) length prefix, else None."""
+    if isinstance(t, ArrayType) or t in ("bytes", "records"):
+        return "i"
+    return "h" if t == "string" else None  # uuid, fixed-width and struct: no prefix
+
+
+def _flush_unpack(run: list[tuple[str, str]], src: _Source, env: dict[str, Any]) -> None:
+    """Read the pending (format code, target) run with one precompiled `unpack_from`."""
+    if not run:
+        return
+    packer = _struct.Struct(">" + "".join(code for code, _ in run))
+    key = f"_S{len(env)}"
+    env[key] = packer.unpack_from
+    targets = ", ".join(target for _, target in run)
+    src(f"({targets},) = {key}(buf, pos)")
+    src(f"pos += {packer.size}")
+    run.clear()
+
+
+def _flush_with_length(
+    t: Any, flexible: bool, run: list[tuple[str, str]], src: _Source, env: dict[str, Any],
+) -> str | None:
+    """Flush the pending run, reading the length prefix of a `t` value with it if possible.
+
+    A classic length is fixed-width and simply joins the run. A flexible one is
+    a uvarint: the run reads its first byte, and a longer varint is reread.
+    Returns the length's name, or None if the value's own code must read it.
+    """
+    code = _classic_length_code(t)
+    if code is None or (flexible and not run):
+        _flush_unpack(run, src, env)
+        return None
+    n = src.var("n")
+    run.append(("B" if flexible else code, n))
+    _flush_unpack(run, src, env)
+    if flexible:
+        src(f"{n} -= 1")
+        src(f"if {n} >= 127:")
+        with src.indent():
+            src(f"{n}, pos = _uvarint(buf, pos - 1)")
+            src(f"{n} -= 1")
+    return n
+
+
+def _flush_pack(run: list[tuple[str, str]], src: _Source, env: dict[str, Any]) -> None:
+    """Write the pending (format code, expression) run with one precompiled `pack`."""
+    if not run:
+        return
+    packer = _struct.Struct(">" + "".join(code for code, _ in run))
+    args = ", ".join(expr for _, expr in run if expr)
+    if args:
+        key = f"_P{len(env)}"
+        env[key] = packer.pack
+        src(f"out += {key}({args})")
+    else:  # only pad bytes
+        src(f"out += {packer.pack()!r}")
+    run.clear()
 
 
 def _emit_uvarint(src: _Source, target: str) -> None:
@@ -498,15 +607,21 @@ def _emit_uvarint(src: _Source, target: str) -> None:
     src(f"else: {target}, pos = _uvarint(buf, pos)")
 
 
-def _read_length(src: _Source, target: str, flexible: bool, classic: str = "i") -> None:
-    """Emit code reading an array/bytes/string length (-1 means null)."""
-    if flexible:
-        _emit_uvarint(src, target)
-        src(f"{target} -= 1")
+def _read_length(src: _Source, flexible: bool, classic: str = "i") -> str:
+    """Emit code reading an array/bytes/string length (-1 means null); return its name."""
+    n = src.var("n")
+    if flexible:  # a uvarint of length + 1, inlined for one byte
+        src(f"{n} = buf[pos] - 1")
+        src(f"if {n} < 127: pos += 1")
+        src("else:")
+        with src.indent():
+            src(f"{n}, pos = _uvarint(buf, pos)")
+            src(f"{n} -= 1")
     else:
         size = 2 if classic == "h" else 4
-        src(f"({target},) = _struct.unpack_from('>{classic}', buf, pos)")
+        src(f"({n},) = _U{classic}(buf, pos)")
         src(f"pos += {size}")
+    return n
 
 
 def _write_length(src: _Source, expr: str, flexible: bool, classic: str = "i") -> None:
@@ -514,7 +629,7 @@ def _write_length(src: _Source, expr: str, flexible: bool, classic: str = "i") -
         src(f"_l = {expr} + 1")
         src("out += _UVT[_l] if _l < 128 else _uvb(_l)")
     else:
-        src(f"out += _struct.pack('>{classic}', {expr})")
+        src(f"out += _P{classic}({expr})")
 
 
 def _literal(fld: Field, env: dict[str, Any]) -> str:
