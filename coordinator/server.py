@@ -45,6 +45,7 @@ class Server:
         self.port: int | None = None
         self.connections = 0
         self._timer_scope: trio.CancelScope | None = None
+        self._armed_ms: int | None = None  # the coordinator deadline the timer was last set for
         self._listeners: list[trio.SocketListener] = []
         self.durability: Any = None
         self.exit_code = 0
@@ -141,11 +142,11 @@ class Server:
     def wake_timer(self) -> None:
         """Re-arm the timer if the coordinator now has an earlier deadline."""
         scope = self._timer_scope
-        groups = self.broker.groups
-        if scope is None or groups is None:
+        if scope is None:
             return
-        deadline = groups.next_deadline()
-        if deadline is not None:
+        deadline = self.broker.groups.next_deadline()
+        if deadline is not None and deadline != self._armed_ms:
+            self._armed_ms = deadline
             at = self._to_trio(deadline)
             if at < scope.deadline:
                 scope.deadline = at
@@ -160,6 +161,7 @@ class Server:
             deadline = groups.next_deadline()
             with trio.CancelScope() as scope:
                 scope.deadline = self._to_trio(deadline) if deadline is not None else float("inf")
+                self._armed_ms = deadline
                 self._timer_scope = scope
                 await trio.sleep_forever()
             self._timer_scope = None
@@ -195,27 +197,32 @@ class Server:
             sock.close()
 
     async def _reap_idle(self) -> None:
-        """Close connections idle longer than idle_timeout_ms (one task for all of them)."""
+        """Close connections idle longer than idle_timeout_ms (one task for all of them).
+
+        Connections only count what they receive; the reaper notices which counts
+        stood still since its last look, so a request costs no clock read."""
         idle_s = self.config.idle_timeout_ms / 1000.0
         period = min(max(idle_s / 4, 0.01), 1.0)
         while True:
             await trio.sleep(period)
-            limit = trio.current_time() - idle_s
+            now = trio.current_time()
             for conn in list(self._open):
-                if conn.last_active < limit:
+                if conn.received != conn.seen or conn.waiting:
+                    conn.seen = conn.received
+                    conn.quiet_since = now
+                elif now - conn.quiet_since >= idle_s:
                     conn.scope.cancel()
 
     async def _serve_stream(self, stream: DirectSocket, host: str, conn: _Connection) -> None:
         broker = self.broker
         max_frame = self.config.max_frame_bytes
         unpack = _SIZE.unpack_from
-        now = trio.current_time
-        pending = bytearray()  # an incomplete frame carried over to the next receive
+        pending: bytes | bytearray = b""  # an incomplete frame carried over to the next receive
         while True:
             data = await stream.receive(_RECV)
             if not data:
                 return
-            conn.last_active = now()
+            conn.received += 1
             if pending:
                 pending += data
                 data = pending  # type: ignore[assignment]
@@ -255,13 +262,21 @@ class Server:
                     continue
                 await self._flush(stream, out, records, released)
                 out, records, released = [], [], []
-                conn.last_active = _BUSY
-                response = await result  # type: ignore[misc]
-                conn.last_active = now()
+                conn.waiting = True
+                try:
+                    response = await result  # type: ignore[misc]
+                finally:
+                    conn.waiting = False
                 if response is not None:
                     out.append(response)
-            pending = bytearray(view[pos:]) if pos < end else bytearray()
-            await self._flush(stream, out, records, released)
+            pending = bytearray(view[pos:]) if pos < end else b""
+            if released or (records and self._persist_now is None):
+                await self._flush(stream, out, records, released)
+            else:  # the usual case, without a coroutine per batch
+                if records:
+                    self._persist_now(records)
+                if out:
+                    await stream.send_all(b"".join(out) if len(out) > 1 else out[0])
             if violation is not None:
                 raise violation
 
@@ -279,14 +294,14 @@ class Server:
             await stream.send_all(b"".join(out) if len(out) > 1 else out[0])
 
 
-_BUSY = float("inf")
-
-
 class _Connection:
     """What the idle reaper knows of a connection."""
 
-    __slots__ = ("scope", "last_active")
+    __slots__ = ("scope", "received", "seen", "quiet_since", "waiting")
 
     def __init__(self, now: float) -> None:
         self.scope = trio.CancelScope()
-        self.last_active = now
+        self.received = 0  # receives so far
+        self.seen = 0  # `received` when the reaper last saw it change
+        self.quiet_since = now
+        self.waiting = False  # a request is waiting for its answer: not idle
