@@ -3,7 +3,10 @@
 The coordinator's state is a fold over these records. A value of ``None`` is a
 tombstone (the key was deleted). Every record type has a stable id (never
 reused) and a value version, so logs written by older kcsim stay readable.
-Keys and values are msgspec structs encoded as msgpack arrays.
+Keys and values are msgspec structs encoded as msgpack arrays. They hold only
+scalars and other records, never a reference back, so they are kept out of the
+cyclic garbage collector (``gc=False``): millions of committed offsets then
+cost the collector nothing and 16 bytes less each.
 """
 
 from __future__ import annotations
@@ -14,13 +17,13 @@ import msgspec
 from msgspec import Struct
 
 
-class OffsetCommitKey(Struct, frozen=True, array_like=True):
+class OffsetCommitKey(Struct, frozen=True, array_like=True, gc=False):
     group: str
     topic: str
     partition: int
 
 
-class OffsetCommitValue(Struct, array_like=True):
+class OffsetCommitValue(Struct, array_like=True, gc=False):
     offset: int
     leader_epoch: int = -1
     metadata: str | None = ""
@@ -28,7 +31,7 @@ class OffsetCommitValue(Struct, array_like=True):
     expire_timestamp: int = -1  # explicit retention (OffsetCommit v1-v4), -1 otherwise
 
 
-class GroupMemberValue(Struct, array_like=True):
+class GroupMemberValue(Struct, array_like=True, gc=False):
     member_id: str
     group_instance_id: str | None
     client_id: str
@@ -40,11 +43,11 @@ class GroupMemberValue(Struct, array_like=True):
     assignment: bytes = b""
 
 
-class GroupMetadataKey(Struct, frozen=True, array_like=True):
+class GroupMetadataKey(Struct, frozen=True, array_like=True, gc=False):
     group: str
 
 
-class GroupMetadataValue(Struct, array_like=True):
+class GroupMetadataValue(Struct, array_like=True, gc=False):
     """A classic group as of its last completed rebalance (or its Empty state)."""
 
     protocol_type: str
@@ -55,48 +58,48 @@ class GroupMetadataValue(Struct, array_like=True):
     members: list[GroupMemberValue] = []
 
 
-class TopicKey(Struct, frozen=True, array_like=True):
+class TopicKey(Struct, frozen=True, array_like=True, gc=False):
     name: str
 
 
-class TopicValue(Struct, array_like=True):
+class TopicValue(Struct, array_like=True, gc=False):
     topic_id: bytes  # 16 bytes
     partitions: int
     configs: dict[str, str] = {}
 
 
-class PausedTopicPartitionsKey(Struct, frozen=True, array_like=True):
+class PausedTopicPartitionsKey(Struct, frozen=True, array_like=True, gc=False):
     group: str
 
 
-class PausedTopic(Struct, array_like=True):
+class PausedTopic(Struct, array_like=True, gc=False):
     topic_id: bytes
     topic_name: str
     partitions: list[int]
 
 
-class PausedTopicPartitionsValue(Struct, array_like=True):
+class PausedTopicPartitionsValue(Struct, array_like=True, gc=False):
     topics: list[PausedTopic] = []
 
 
 # -- KIP-848 consumer groups ------------------------------------------------
 
 
-class ConsumerGroupMetadataKey(Struct, frozen=True, array_like=True):
+class ConsumerGroupMetadataKey(Struct, frozen=True, array_like=True, gc=False):
     group: str
 
 
-class ConsumerGroupMetadataValue(Struct, array_like=True):
+class ConsumerGroupMetadataValue(Struct, array_like=True, gc=False):
     epoch: int
     metadata_hash: int = 0  # of the subscribed topics' ids and partition counts (Kafka 4.x)
 
 
-class ConsumerGroupMemberKey(Struct, frozen=True, array_like=True):
+class ConsumerGroupMemberKey(Struct, frozen=True, array_like=True, gc=False):
     group: str
     member_id: str
 
 
-class ConsumerGroupMemberValue(Struct, array_like=True):
+class ConsumerGroupMemberValue(Struct, array_like=True, gc=False):
     instance_id: str | None
     rack_id: str | None
     client_id: str
@@ -107,34 +110,34 @@ class ConsumerGroupMemberValue(Struct, array_like=True):
     rebalance_timeout_ms: int
 
 
-class ConsumerGroupTargetAssignmentMetadataKey(Struct, frozen=True, array_like=True):
+class ConsumerGroupTargetAssignmentMetadataKey(Struct, frozen=True, array_like=True, gc=False):
     group: str
 
 
-class ConsumerGroupTargetAssignmentMetadataValue(Struct, array_like=True):
+class ConsumerGroupTargetAssignmentMetadataValue(Struct, array_like=True, gc=False):
     assignment_epoch: int
 
 
-class ConsumerGroupTargetAssignmentMemberKey(Struct, frozen=True, array_like=True):
+class ConsumerGroupTargetAssignmentMemberKey(Struct, frozen=True, array_like=True, gc=False):
     group: str
     member_id: str
 
 
-class TopicPartitions(Struct, array_like=True):
+class TopicPartitions(Struct, array_like=True, gc=False):
     topic_id: bytes
     partitions: list[int]
 
 
-class ConsumerGroupTargetAssignmentMemberValue(Struct, array_like=True):
+class ConsumerGroupTargetAssignmentMemberValue(Struct, array_like=True, gc=False):
     topic_partitions: list[TopicPartitions]
 
 
-class ConsumerGroupCurrentMemberAssignmentKey(Struct, frozen=True, array_like=True):
+class ConsumerGroupCurrentMemberAssignmentKey(Struct, frozen=True, array_like=True, gc=False):
     group: str
     member_id: str
 
 
-class ConsumerGroupCurrentMemberAssignmentValue(Struct, array_like=True):
+class ConsumerGroupCurrentMemberAssignmentValue(Struct, array_like=True, gc=False):
     member_epoch: int
     previous_member_epoch: int
     state: int
@@ -169,7 +172,7 @@ TYPE_BY_ID: dict[int, RecordType] = {t.id: t for t in RECORD_TYPES}
 TYPE_BY_KEY: dict[type, RecordType] = {t.key: t for t in RECORD_TYPES}
 
 
-class Record(Struct, frozen=True, array_like=True):
+class Record(Struct, frozen=True, array_like=True, gc=False):
     """One change: a typed key and its new value (None deletes the key).
 
     Encoded as a ``[key, value]`` pair, the shape of a record in a batch frame."""
