@@ -29,16 +29,19 @@ class Waiter(NamedTuple):
 
 
 class Member:
+    # Slots are laid out in this order: what DescribeGroups reads comes first, so
+    # describing a member touches one cache line of it.
     __slots__ = (
-        "assignment",
-        "client_host",
-        "client_id",
+        "member_id",
         "group_instance_id",
+        "client_id",
+        "client_host",
+        "_selected",
+        "assignment",
+        "_protocols",
+        "protocol_type",
         "is_new",
         "join_waiter",
-        "member_id",
-        "protocol_type",
-        "protocols",
         "rebalance_timeout_ms",
         "session_timeout_ms",
         "sync_waiter",
@@ -79,9 +82,24 @@ class Member:
     def awaiting_join(self) -> bool:
         return self.join_waiter is not None
 
+    @property
+    def protocols(self) -> Protocols:
+        return self._protocols
+
+    @protocols.setter
+    def protocols(self, protocols: Protocols) -> None:
+        self._protocols = protocols
+        self._selected: tuple[str | None, bytes] | None = None
+
     def metadata(self, protocol_name: str | None) -> bytes:
-        for name, metadata in self.protocols:
+        # The last answer is kept on the member: describing thousands of groups then
+        # reads no protocol list.
+        selected = self._selected
+        if selected is not None and selected[0] is protocol_name:
+            return selected[1]
+        for name, metadata in self._protocols:
             if name == protocol_name:
+                self._selected = (protocol_name, metadata)
                 return metadata
         raise ValueError(f"member {self.member_id} does not support protocol {protocol_name!r}")
 
@@ -102,22 +120,24 @@ class Member:
 
 
 class ClassicGroup:
+    # Slots are laid out in this order: what ListGroups and DescribeGroups read
+    # comes first, so a sweep over thousands of groups touches one line of each.
     __slots__ = (
-        "awaiting_join_count",
-        "generation",
-        "group_id",
-        "leader_id",
+        "state",
+        "protocol_type",
+        "protocol_name",
         "members",
+        "group_id",
+        "generation",
+        "leader_id",
+        "awaiting_join_count",
         "needs_session_start",
         "new_member_added",
         "pending_join",
         "pending_sync",
         "persisted",
         "previous_state",
-        "protocol_name",
         "protocol_support",
-        "protocol_type",
-        "state",
         "state_timestamp",
         "static_members",
         "subscribed_topics",
