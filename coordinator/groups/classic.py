@@ -36,7 +36,8 @@ class Member:
         "group_instance_id",
         "client_id",
         "client_host",
-        "_selected",
+        "_selected_name",
+        "_selected_metadata",
         "assignment",
         "_protocols",
         "protocol_type",
@@ -89,17 +90,18 @@ class Member:
     @protocols.setter
     def protocols(self, protocols: Protocols) -> None:
         self._protocols = protocols
-        self._selected: tuple[str | None, bytes] | None = None
+        self._selected_name: str | None = None
+        self._selected_metadata = b""
 
     def metadata(self, protocol_name: str | None) -> bytes:
         # The last answer is kept on the member: describing thousands of groups then
         # reads no protocol list.
-        selected = self._selected
-        if selected is not None and selected[0] is protocol_name:
-            return selected[1]
+        if protocol_name is self._selected_name and protocol_name is not None:
+            return self._selected_metadata
         for name, metadata in self._protocols:
             if name == protocol_name:
-                self._selected = (protocol_name, metadata)
+                self._selected_name = protocol_name
+                self._selected_metadata = metadata
                 return metadata
         raise ValueError(f"member {self.member_id} does not support protocol {protocol_name!r}")
 
