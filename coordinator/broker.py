@@ -101,7 +101,8 @@ class Broker:
             plan = self._plans[key] = _Plan(route, version)
         return plan
 
-    def process(self, frame: bytes | memoryview, host: str) -> bytes | Durable | None | Awaitable[bytes | None]:
+    def process(self, frame: bytes | memoryview, host: str
+                ) -> bytes | bytearray | Durable | None | Awaitable[bytes | bytearray | None]:
         if len(frame) < 8:
             raise ProtocolViolation(f"request of {len(frame)} bytes is shorter than a header")
         api_key, version, correlation_id = _HEAD.unpack_from(frame, 0)
@@ -147,23 +148,25 @@ class Broker:
             return self._finish(plan, correlation_id, result)
         encoded = self.encode_response(plan, correlation_id, result)
         if cache is not None and plan.route.cache_state(self) == plan.cache_state:  # type: ignore[misc]
-            cache[key] = encoded[8:]
+            cache[key] = bytes(encoded[8:])
         return encoded
 
-    async def _finish(self, plan: _Plan, correlation_id: int, pending: Awaitable[Any]) -> bytes | None:
+    async def _finish(self, plan: _Plan, correlation_id: int,
+                      pending: Awaitable[Any]) -> bytearray | None:
         response = await pending
         if response is None:
             return None
         return self.encode_response(plan, correlation_id, response)
 
     @staticmethod
-    def encode_response(plan: _Plan, correlation_id: int, response: Any) -> bytes:
+    def encode_response(plan: _Plan, correlation_id: int, response: Any) -> bytearray:
+        """The response frame, size prefix included (not copied into bytes: it is only sent)."""
         out = bytearray(_SIZE_CORR.pack(0, correlation_id))
         if plan.flexible_response:
             out += b"\x00"
         plan.encode(response, out)
         struct.pack_into(">i", out, 0, len(out) - 4)
-        return bytes(out)
+        return out
 
     def api_versions_fallback(self, correlation_id: int) -> bytes:
         cls = codec(API_VERSIONS_KEY, "response").cls

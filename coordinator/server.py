@@ -229,7 +229,7 @@ class Server:
             view = memoryview(data)
             pos = 0
             end = len(data)
-            out: list[bytes] = []
+            out: list[bytes | bytearray] = []
             records: list[Any] = []  # of answers in `out` not yet durable
             released: list[Any] = []
             violation: ProtocolViolation | None = None
@@ -251,7 +251,7 @@ class Server:
                 if result is None:
                     continue
                 kind = type(result)
-                if kind is bytes:
+                if kind is bytearray or kind is bytes:
                     out.append(result)  # type: ignore[arg-type]
                     continue
                 if kind is Durable:
@@ -280,7 +280,7 @@ class Server:
             if violation is not None:
                 raise violation
 
-    async def _flush(self, stream: DirectSocket, out: list[bytes], records: list[Any],
+    async def _flush(self, stream: DirectSocket, out: list[bytes | bytearray], records: list[Any],
                      released: list[Any]) -> None:
         """Make the batch's records durable (one group commit), then answer in order."""
         if records:

@@ -55,7 +55,7 @@ class DirectSocket:
             except BlockingIOError:
                 pass
 
-    async def send_all(self, data: bytes) -> None:
+    async def send_all(self, data: bytes | bytearray) -> None:
         """Send everything, waiting through trio only while the socket buffer is full."""
         sock = self._sock
         try:
