@@ -231,37 +231,45 @@ class RecordLog:
         if not records:
             return
         frames = encode_frames(records, now_ms() if timestamp_ms is None else timestamp_ms)
-        self._ensure_ready()
+        if not self._ready:
+            self._ensure_ready()
         with self._lock:
-            self._check_writable()
+            if self._closed or self._read_only or self._broken is not None:
+                self._check_writable()
             try:
                 active = self._segments[-1]
+                if len(frames) == 1:  # records of one type: the usual append
+                    frame, count = frames[0]
+                    if active.count and active.size + len(frame) > self._segment_bytes:
+                        active = self._roll()
+                    self._write(active, frame, count)
+                    return
                 batch: list[bytes] = []
                 batch_bytes = batch_records = 0
                 for frame, count in frames:
                     full = active.size + batch_bytes + len(frame) > self._segment_bytes
                     if full and (active.count or batch):
-                        self._write(active, batch, batch_bytes, batch_records)
+                        self._write(active, b"".join(batch), batch_records)
                         batch, batch_bytes, batch_records = [], 0, 0
                         active = self._roll()
                     batch.append(frame)
                     batch_bytes += len(frame)
                     batch_records += count
-                self._write(active, batch, batch_bytes, batch_records)
+                self._write(active, b"".join(batch), batch_records)
             except OSError as exc:
                 self._broken = exc
                 raise
 
-    def _write(self, active: Segment, frames: list[bytes], size: int, records: int) -> None:
+    def _write(self, active: Segment, data: bytes, records: int) -> None:
         assert self._fd is not None
         try:
-            write_all(self._fd, frames[0] if len(frames) == 1 else b"".join(frames))
+            write_all(self._fd, data)
         except OSError:
             # Leave no partial frame behind if the OS lets us (disk full).
             os.ftruncate(self._fd, active.size)
             os.lseek(self._fd, active.size, os.SEEK_SET)
             raise
-        active.size += size
+        active.size += len(data)
         active.count += records
 
     def _roll(self) -> Segment:

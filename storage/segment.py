@@ -157,7 +157,9 @@ def encode_frames(records: Sequence[Record], timestamp_ms: int) -> list[tuple[by
             frames.append((_plain_frame(records[start], layout, timestamp_ms), 1))
         else:
             run = records if start == 0 and stop == total else records[start:stop]
-            frames.append((_batch_frame(run, layout, timestamp_ms), stop - start))
+            body = _FRAME_BODY.pack(FRAME_MAGIC, FRAME_FLAG_BATCH, layout[1], timestamp_ms,
+                                    stop - start, layout[2]) + _encode(run)  # [key, value] pairs
+            frames.append((_FRAME_PREFIX.pack(len(body), crc32c(body)) + body, stop - start))
         start = stop
     return frames
 
@@ -171,14 +173,6 @@ def _plain_frame(record: Record, layout: tuple[type, int, int, str], timestamp_m
         flags, value_bytes = 0, _encode(record.value)
     body = b"".join((_FRAME_BODY.pack(FRAME_MAGIC, flags, version, timestamp_ms, len(key_bytes),
                                       type_id), key_bytes, value_bytes))
-    return _FRAME_PREFIX.pack(len(body), crc32c(body)) + body
-
-
-def _batch_frame(run: Sequence[Record], layout: tuple[type, int, int, str],
-                 timestamp_ms: int) -> bytes:
-    _, version, type_id, _ = layout
-    body = _FRAME_BODY.pack(FRAME_MAGIC, FRAME_FLAG_BATCH, version, timestamp_ms, len(run),
-                            type_id) + _encode(run)  # Record encodes as a [key, value] pair
     return _FRAME_PREFIX.pack(len(body), crc32c(body)) + body
 
 

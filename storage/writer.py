@@ -144,7 +144,8 @@ class GroupCommitWriter:
         Call it from the thread that runs trio (or with no trio at all), never
         from another thread while :meth:`run` is active.
         """
-        self._raise_if_unusable()
+        if self._failure is not None or self._closing:
+            self._raise_if_unusable()
         if not records:
             return
         self.stats.commits += 1
