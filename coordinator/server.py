@@ -189,8 +189,9 @@ class Server:
             log.warning("closing connection from %s: %s", host, exc)
         except ConnectionAbort:
             pass
-        except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
-            pass
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            # The peer reset, vanished or timed out: this connection ends, no other.
+            log.debug("connection from %s ended: %r", host, exc)
         finally:
             self._open.discard(conn)
             self.connections -= 1
