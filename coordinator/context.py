@@ -8,7 +8,7 @@ from typing import Any
 class RequestContext:
     """Per-request facts: version, client identity, and the token for pending answers."""
 
-    __slots__ = ("api_key", "api_version", "correlation_id", "client_id", "client_host", "token",
+    __slots__ = ("api_key", "api_version", "correlation_id", "client_id", "client_host",
                  "waiter", "response")
 
     def __init__(self, api_key: int, api_version: int, correlation_id: int,
@@ -18,9 +18,14 @@ class RequestContext:
         self.correlation_id = correlation_id
         self.client_id = client_id
         self.client_host = client_host
-        self.token: object = self
         self.waiter: Any = None  # a trio.Event while the answer is pending
         self.response: Any = None
+
+    @property
+    def token(self) -> object:
+        """The request itself: a property, not a field, so that no request refers to
+        itself and each is freed as soon as it is answered (no cyclic garbage)."""
+        return self
 
 
 class Durable:
