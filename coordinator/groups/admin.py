@@ -123,7 +123,7 @@ class AdminHandlers:
                     member_metadata=m.metadata(group.protocol_name),
                     member_assignment=m.assignment,
                 )
-                for m in group.members.values()
+                for m in group.member_list()
             ]
         else:
             # Outside Stable Kafka shows members without metadata (their last assignment stays).
@@ -137,7 +137,7 @@ class AdminHandlers:
                     member_metadata=b"",
                     member_assignment=m.assignment,
                 )
-                for m in group.members.values()
+                for m in group.member_list()
             ]
         return DescribedGroup(
             error_code=E.NONE,

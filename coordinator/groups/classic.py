@@ -128,6 +128,7 @@ class ClassicGroup:
         "state",
         "protocol_type",
         "protocol_name",
+        "_member_list",
         "members",
         "group_id",
         "generation",
@@ -165,6 +166,7 @@ class ClassicGroup:
         self.generation = generation
         self.leader_id = leader_id
         self.members: dict[str, Member] = {}
+        self._member_list: tuple[Member, ...] | None = ()  # members in join order, kept at hand
         self.static_members: dict[str, str] = {}
         self.pending_join: set[str] = set()
         self.pending_sync: set[str] = set()
@@ -211,6 +213,7 @@ class ClassicGroup:
         if self.leader_id is None:
             self.leader_id = member.member_id
         self.members[member.member_id] = member
+        self._member_list = None
         self._count_protocols(member, 1)
         member.join_waiter = join_waiter
         if join_waiter is not None:
@@ -220,6 +223,7 @@ class ClassicGroup:
     def remove(self, member_id: str) -> Member | None:
         removed = self.members.pop(member_id, None)
         if removed is not None:
+            self._member_list = None
             self._count_protocols(removed, -1)
             if removed.join_waiter is not None:
                 self.awaiting_join_count -= 1
@@ -284,10 +288,19 @@ class ClassicGroup:
             old.assignment,
         )
         self.members[new_member_id] = new
+        self._member_list = None
         if self.is_leader(old_member_id):
             self.leader_id = new_member_id
         self.static_members[group_instance_id] = new_member_id
         return old, new
+
+    def member_list(self) -> tuple[Member, ...]:
+        """The members in join order as one tuple (describing thousands of groups reads
+        one object per group instead of a dict and its table)."""
+        members = self._member_list
+        if members is None:
+            members = self._member_list = tuple(self.members.values())
+        return members
 
     def add_pending_member(self, member_id: str) -> None:
         if member_id in self.members:
