@@ -154,7 +154,10 @@ def encode_frames(records: Sequence[Record], timestamp_ms: int) -> list[tuple[by
                                 f"got {type(value).__name__}")
             stop += 1
         if stop - start == 1:
-            frames.append((_plain_frame(records[start], layout, timestamp_ms), 1))
+            record = records[start]
+            value = record.value
+            frames.append((plain_frame_bytes(layout[2], layout[1], timestamp_ms, _encode(record.key),
+                                             None if value is None else _encode(value)), 1))
         else:
             run = records if start == 0 and stop == total else records[start:stop]
             body = _FRAME_BODY.pack(FRAME_MAGIC, FRAME_FLAG_BATCH, layout[1], timestamp_ms,
@@ -162,18 +165,6 @@ def encode_frames(records: Sequence[Record], timestamp_ms: int) -> list[tuple[by
             frames.append((_FRAME_PREFIX.pack(len(body), crc32c(body)) + body, stop - start))
         start = stop
     return frames
-
-
-def _plain_frame(record: Record, layout: tuple[type, int, int, str], timestamp_ms: int) -> bytes:
-    _, version, type_id, _ = layout
-    key_bytes = _encode(record.key)
-    if record.value is None:
-        flags, value_bytes = FRAME_FLAG_TOMBSTONE, b""
-    else:
-        flags, value_bytes = 0, _encode(record.value)
-    body = b"".join((_FRAME_BODY.pack(FRAME_MAGIC, flags, version, timestamp_ms, len(key_bytes),
-                                      type_id), key_bytes, value_bytes))
-    return _FRAME_PREFIX.pack(len(body), crc32c(body)) + body
 
 
 def plain_frame_bytes(type_id: int, version: int, timestamp_ms: int, key: bytes,
