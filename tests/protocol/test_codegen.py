@@ -15,39 +15,17 @@ import pytest
 from protocol.codecs import codec
 from protocol.compiler import MessageCodec
 from protocol.primitives import uvarint_bytes
-from protocol.schema import ArrayType, StructType
 
-from .test_roundtrip import CASES, SAMPLE
+from .test_roundtrip import CASES, SAMPLE, filled
 
 LONG = 130  # items, bytes and characters: every length needs a two-byte varint
 LONG_SAMPLE = {**SAMPLE, "string": "é" * LONG, "bytes": b"b" * LONG, "records": b"r" * LONG}
 
 
-def long_filled(c: MessageCodec, s: StructType, version: int, cls: type | None = None,
-                top: bool = True) -> Any:
-    """Every field of `version` set; long strings and bytes, long arrays at the top level."""
-    values: dict[str, Any] = {}
-    for fld in s.fields:
-        if version not in fld.versions:
-            continue
-        t = fld.type
-        if isinstance(t, ArrayType):
-            item = t.item
-            if isinstance(item, StructType):
-                values[fld.name] = [long_filled(c, item, version, top=False)
-                                    for _ in range(LONG if top else 1)]
-            else:
-                values[fld.name] = [LONG_SAMPLE[item]] * LONG
-        elif isinstance(t, StructType):
-            values[fld.name] = long_filled(c, t, version, top=top)
-        else:
-            values[fld.name] = LONG_SAMPLE[t]
-    return (cls or c.structs[s.name])(**values)
-
-
 @pytest.mark.parametrize(("c", "version"), CASES)
 def test_long_values_roundtrip(c: MessageCodec, version: int) -> None:
-    msg = long_filled(c, c.message.body, version, c.cls)
+    msg = filled(c, c.message.body, version, c.cls, sample=LONG_SAMPLE, items=LONG,
+                 scalar_items=LONG)
     wire = c.encode(msg, version)
     assert c.decode(wire, version) == msg
     obj, end = c.decoder(version)(memoryview(wire), 0)  # the server passes views

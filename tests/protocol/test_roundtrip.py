@@ -125,8 +125,10 @@ SAMPLE = {
 }
 
 
-def filled(c: MessageCodec, s: StructType, version: int, cls: type | None = None) -> Any:
-    """A message with every field of `version` set, each array holding one item."""
+def filled(c: MessageCodec, s: StructType, version: int, cls: type | None = None, *,
+           sample: dict[str, Any] = SAMPLE, items: int = 1, scalar_items: int = 1) -> Any:
+    """A message with every field of `version` set from `sample`: arrays of structs hold
+    `items` items at this level (one below it), arrays of scalars `scalar_items`."""
     values: dict[str, Any] = {}
     for fld in s.fields:
         if version not in fld.versions:
@@ -134,13 +136,16 @@ def filled(c: MessageCodec, s: StructType, version: int, cls: type | None = None
         t = fld.type
         if isinstance(t, ArrayType):
             item = t.item
-            values[fld.name] = [
-                filled(c, item, version) if isinstance(item, StructType) else SAMPLE[item]
-            ]
+            if isinstance(item, StructType):
+                values[fld.name] = [filled(c, item, version, sample=sample,
+                                           scalar_items=scalar_items) for _ in range(items)]
+            else:
+                values[fld.name] = [sample[item]] * scalar_items
         elif isinstance(t, StructType):
-            values[fld.name] = filled(c, t, version)
+            values[fld.name] = filled(c, t, version, sample=sample, items=items,
+                                      scalar_items=scalar_items)
         else:
-            values[fld.name] = SAMPLE[t]
+            values[fld.name] = sample[t]
     return (cls or c.structs[s.name])(**values)
 
 
