@@ -4,6 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
+SOURCES := kcsim protocol coordinator storage server admin tools
 
 .PHONY: install run test bench soak lint clean
 
@@ -28,8 +29,9 @@ soak: $(STAMP)
 	KCSIM_SOAK=1 $(BIN)/python -m pytest -q tests/durability $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check protocol coordinator storage tests bench
-	$(BIN)/mypy protocol coordinator storage
+	$(BIN)/ruff check $(SOURCES) tests bench
+	$(BIN)/mypy -p kcsim
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

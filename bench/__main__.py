@@ -8,13 +8,16 @@ import sys
 import time
 from dataclasses import fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from . import report
 from .harness import SIDES, RunContext, Settings
-from .registry import Figure
 from .workloads import load
+
+if TYPE_CHECKING:
+    from .registry import Figure
 
 
 def _parser(names: list[str], families: list[str]) -> argparse.ArgumentParser:

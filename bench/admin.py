@@ -10,9 +10,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from protocol.apis import APIS
-from protocol.codecs import codec
-from protocol.headers import response_header_version
+from kcsim.protocol.apis import APIS
+from kcsim.protocol.codecs import codec
+from kcsim.protocol.headers import response_header_version
 
 from .client import BenchError, Frame, LoadClient, message_class, request
 

@@ -17,9 +17,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Self
 
-from protocol.apis import APIS
-from protocol.codecs import codec
-from protocol.headers import (
+from kcsim.protocol.apis import APIS
+from kcsim.protocol.codecs import codec
+from kcsim.protocol.headers import (
     RequestHeader,
     decode_response_header,
     encode_request_header,

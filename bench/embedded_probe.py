@@ -10,13 +10,15 @@ import json
 import socket
 import sys
 import time
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def _factory(side: str) -> Callable[[], Any]:
     if side == "kcsim":
-        from coordinator.embedded import EmbeddedServer
+        from kcsim.server.embedded import EmbeddedServer
 
         return lambda: EmbeddedServer(port=0)
     from .floor import EmbeddedFloor

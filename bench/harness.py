@@ -6,14 +6,15 @@ import traceback
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Any, ClassVar
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from . import servers
 from .client import BenchError
 from .registry import Figure, Target
 from .servers import ServerError, ServerProcess
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 SIDES = ("floor", "kcsim")
 
@@ -112,7 +113,7 @@ class Side:
                 msg += self.srv.stderr_tail()
             self.ctx.log(f"[red]{self.what} on {self.name} failed:[/] {msg}")
             self.error = msg
-        except Exception as exc:  # noqa: BLE001 - a bench bug: keep going, show it
+        except Exception as exc:
             self.error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
             self.ctx.log(f"[red]{self.what} on {self.name} crashed:[/] {self.error}")
         return None
@@ -191,7 +192,7 @@ def _start(side: Side) -> None:
 
 def outcomes(sides: list[Side]) -> dict[str, Outcome]:
     """Each side's outcome; sides left out of the run show as not run."""
-    out = {name: NOT_RUN for name in SIDES}
+    out = dict.fromkeys(SIDES, NOT_RUN)
     out.update({side.name: side.outcome() for side in sides})
     return out
 

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import cpuclock, procstat
 from .client import BenchError, Frame, LoadClient, PhaseResult
 from .harness import Outcome, RunContext, Side, outcomes
 from .measure import CpuMeter, CpuSample
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
 
 
 def _start(side: Side) -> None:

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import crc32c
 
-from protocol.primitives import varint_bytes
+from kcsim.protocol.primitives import varint_bytes
 
 # baseOffset, batchLength, partitionLeaderEpoch, magic, crc
 _PREFIX = struct.Struct(">qiibI")

@@ -9,14 +9,16 @@ import subprocess
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .harness import Settings
-from .registry import Figure
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from .harness import Settings
+    from .registry import Figure
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

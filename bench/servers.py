@@ -23,7 +23,7 @@ from . import floor as floor_mod
 
 ROOT = Path(__file__).resolve().parent.parent
 _SCRIPT = Path(sys.executable).parent / "kcsim"
-KCSIM = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "coordinator"]
+KCSIM = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "kcsim"]
 _READY = re.compile(rb"ready on (\S+):(\d+)")
 
 

@@ -8,11 +8,13 @@ the server caches the per-version functions it uses.
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .apis import APIS, DATA
 from .compiler import MessageCodec
-from .schema import Api
+
+if TYPE_CHECKING:
+    from .schema import Api
 
 
 @cache

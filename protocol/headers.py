@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import struct
+from typing import TYPE_CHECKING
 
 from msgspec import Struct
 
 from .primitives import DecodeError, read_uvarint, uvarint_bytes
-from .schema import Api
+
+if TYPE_CHECKING:
+    from .schema import Api
 
 _HEAD = struct.Struct(">hhi")
 _I16 = struct.Struct(">h")
@@ -104,7 +107,14 @@ def decode_response_header(buf: bytes, header_version: int) -> tuple[int, int]:
 
 
 __all__ = [
-    "RequestHeader", "request_header_version", "response_header_version",
-    "peek_request_header", "decode_request_header", "read_client_id", "encode_request_header",
-    "response_header_bytes", "decode_response_header", "uvarint_bytes",
+    "RequestHeader",
+    "decode_request_header",
+    "decode_response_header",
+    "encode_request_header",
+    "peek_request_header",
+    "read_client_id",
+    "request_header_version",
+    "response_header_bytes",
+    "response_header_version",
+    "uvarint_bytes",
 ]

@@ -7,8 +7,10 @@ and tagged fields) plus a precomputed table for the common one-byte case.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 
 class DecodeError(ValueError):

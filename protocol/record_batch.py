@@ -7,10 +7,12 @@ offset (bytes 0-7), which lies outside the CRC, so the client's CRC stays valid.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from .primitives import DecodeError, read_varint
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 # baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes,
 # lastOffsetDelta, baseTimestamp, maxTimestamp, producerId, producerEpoch,

@@ -19,15 +19,13 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 import msgspec
 
 from . import manifest
 from .errors import CorruptLogError, StorageError, UnsupportedRecordError
 from .fsutil import fsync_dir, fsync_path, make_dirs_durably, write_all
-from .records import Record
 from .segment import (
     FRAME_HEADER_SIZE,
     SEGMENT_HEADER_SIZE,
@@ -43,6 +41,11 @@ from .segment import (
     scan_frames,
     segment_name,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    from .records import Record
 
 DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
 

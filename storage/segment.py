@@ -32,14 +32,16 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from crc32c import crc32c
 
 from .records import RECORD_TYPES, TYPE_BY_KEY, Record
+
+if TYPE_CHECKING:
+    from collections.abc import Generator, Iterator, Sequence
 
 SEGMENT_SUFFIX = ".log"
 

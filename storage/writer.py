@@ -21,16 +21,19 @@ import functools
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import trio
 
 from .compaction import CompactionStats, compact
 from .errors import StorageClosedError, StorageError, StorageFailedError
-from .log import RecordLog
 from .records import Record
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from .log import RecordLog
 
 FsyncPolicy = Literal["always", "interval", "never"]
 FSYNC_POLICIES: tuple[str, ...] = ("always", "interval", "never")

@@ -11,11 +11,13 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Generator, Iterator
 
 REPO = Path(__file__).resolve().parent.parent
 READY = re.compile(r"kcsim ready on (\S+):(\d+)")
@@ -40,7 +42,7 @@ class KcsimProcess:
         return f"{self.host}:{self.port}"
 
     def command(self) -> list[str]:
-        cmd = [sys.executable, "-m", "coordinator", "serve",
+        cmd = [sys.executable, "-m", "kcsim", "serve",
                "--host", self.host, "--port", str(self.port),
                "--data-dir", str(self.data_dir), "--log-level", "INFO"]
         for name, value in self.settings.items():
@@ -201,7 +203,7 @@ def kcsim_module_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kc
 @pytest.fixture
 def embedded_server() -> Iterator[Any]:
     """An in-memory kcsim on a background trio thread of this process."""
-    from coordinator.embedded import EmbeddedServer
+    from kcsim.server.embedded import EmbeddedServer
 
     with EmbeddedServer(port=0) as srv:
         yield srv
@@ -216,3 +218,19 @@ def unique_name(request: pytest.FixtureRequest) -> Callable[[str], str]:
         return f"{prefix}-{test}-{uuid.uuid4().hex[:8]}"
 
     return make
+
+
+# Tiers are markers, given by where a test lives: `pytest -m clients` runs the
+# real-client tests, `-m "not durability"` skips the crash and restart tests.
+_TIERS = {
+    ("server", "clients"): "clients",
+    ("server", "durability"): "durability",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        parts = Path(item.path).relative_to(REPO / "tests").parts
+        tier = _TIERS.get(tuple(parts[:2]))
+        if tier is not None:
+            item.add_marker(tier)

@@ -28,18 +28,21 @@ import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import procstat
 from ..admin import ensure_topic
 from ..client import BenchError, Frame, LoadClient, PhaseResult, message_class, request
-from ..harness import RunContext, Settings
 from ..measure import BackgroundMeter, CpuMeter, CpuSample, combine, per_request_extra
 from ..registry import Figure, at_least, at_most, workload
 from ..servers import KCSIM, ServerError, ServerProcess
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from ..harness import RunContext, Settings
 
 OFFSET_COMMIT = 8
 OFFSET_COMMIT_V = 8
@@ -173,7 +176,7 @@ def storage_commits(ctx: RunContext) -> list[Figure]:
             result, cpu = combine(c.slices)
             rates[p] = result.rate()
             extra[p] = per_request_extra(result, cpu)
-    except Exception as exc:  # noqa: BLE001 - shown as this figure's error
+    except Exception as exc:
         error = f"{type(exc).__name__}: {exc}"
         ctx.log(f"[red]storage_commits failed:[/] {error}")
     finally:
@@ -200,8 +203,8 @@ def storage_commits(ctx: RunContext) -> list[Figure]:
 def build_log(data_dir: Path, partitions: int, passes: int) -> dict[str, Any]:
     """Write `partitions * passes` OffsetCommit records (each partition once per pass)
     plus the topic records, straight into `data_dir/meta` with storage.RecordLog."""
-    from storage import Record, RecordLog
-    from storage.records import OffsetCommitKey, OffsetCommitValue, TopicKey, TopicValue
+    from kcsim.storage import Record, RecordLog
+    from kcsim.storage.records import OffsetCommitKey, OffsetCommitValue, TopicKey, TopicValue
 
     started = time.perf_counter()
     now = int(time.time() * 1000)
@@ -260,8 +263,8 @@ def _build_in_process(data_dir: Path) -> dict[str, float]:
     """coordinator.app.build(config) in this process: open, replay, attach."""
     import gc
 
-    from coordinator import config as config_mod
-    from coordinator.app import build
+    from kcsim.server import config as config_mod
+    from kcsim.server.app import build
 
     config = config_mod.load(None, env={}, data_dir=str(data_dir), port=0, log_level="WARNING")
     gc.collect()
@@ -280,7 +283,7 @@ def _build_in_process(data_dir: Path) -> dict[str, float]:
 
 def _compact(data_dir: Path) -> dict[str, Any]:
     """storage.compact() of every closed segment of the log (frames validated beforehand)."""
-    from storage import RecordLog, compact
+    from kcsim.storage import RecordLog, compact
 
     with RecordLog.open(data_dir / "meta", segment_bytes=SEGMENT_BYTES) as log:
         log.closed_segments()  # the first-open validation a server does at start-up
@@ -320,7 +323,7 @@ def storage_replay(ctx: RunContext) -> list[Figure]:
             compaction = _compact(data_dir)
             values["compact"] = compaction["compact_s"]
             extra["compaction"] = compaction
-        except Exception as exc:  # noqa: BLE001 - shown as this figure's error
+        except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
             ctx.log(f"[red]storage_replay failed:[/] {error}")
     extra["other_processes_cpu_share"] = load.share
@@ -361,7 +364,7 @@ def storage_memory(ctx: RunContext) -> list[Figure]:
             extra["server_rss_mib"] = round(full["rss"] / 2**20, 1)
             extra["server_peak_rss_mib"] = round(full["peak_rss"] / 2**20, 1)
             extra["replay_s"] = full["replay_s"]
-        except Exception as exc:  # noqa: BLE001 - shown as this figure's error
+        except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
             ctx.log(f"[red]storage_memory failed:[/] {error}")
 

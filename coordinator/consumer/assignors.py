@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from .model import Assignment
+if TYPE_CHECKING:
+    from .model import Assignment
 
 TopicId = uuid.UUID
 Available = Mapping[TopicId, Sequence[int]]  # topic id -> assignable partitions, ascending

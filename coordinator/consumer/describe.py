@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.codecs import response_class
-from protocol.errors import ErrorCode
+from kcsim.protocol.codecs import response_class
+from kcsim.protocol.errors import ErrorCode
 
 from .heartbeat import not_consumer_message
 from .model import EMPTY, Assignment, ConsumerGroup

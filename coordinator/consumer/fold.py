@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from storage.records import (
+from kcsim.storage.records import (
     ConsumerGroupCurrentMemberAssignmentKey,
     ConsumerGroupMemberKey,
     ConsumerGroupMetadataKey,

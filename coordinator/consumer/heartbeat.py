@@ -12,14 +12,13 @@ partitions until its session expires or its instance id comes back).
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from protocol.codecs import response_class
-from protocol.errors import ErrorCode
+from kcsim.protocol.codecs import response_class
+from kcsim.protocol.errors import ErrorCode
 
 from ..groups.records import group_record
 from ..groups.state import EMPTY as CLASSIC_EMPTY
-from .groups import ConsumerGroups
 from .model import (
     EMPTY,
     LEAVE_GROUP_EPOCH,
@@ -32,6 +31,9 @@ from .model import (
 from .reconcile import owned_partitions, reconcile
 from .records import current_record, member_record, member_tombstones, target_record
 from .subscriptions import refresh_regexes, regex_problem
+
+if TYPE_CHECKING:
+    from .groups import ConsumerGroups
 
 E = ErrorCode
 HeartbeatResponse = response_class(68)

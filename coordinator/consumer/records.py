@@ -9,8 +9,9 @@ without its subscription record behind it.
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
-from storage.records import (
+from kcsim.storage.records import (
     ConsumerGroupCurrentMemberAssignmentKey,
     ConsumerGroupCurrentMemberAssignmentValue,
     ConsumerGroupMemberKey,
@@ -25,7 +26,8 @@ from storage.records import (
     TopicPartitions,
 )
 
-from .model import Assignment, ConsumerGroup, ConsumerMember
+if TYPE_CHECKING:
+    from .model import Assignment, ConsumerGroup, ConsumerMember
 
 
 def to_topic_partitions(assignment: Assignment) -> list[TopicPartitions]:

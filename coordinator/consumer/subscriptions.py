@@ -14,10 +14,12 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
-from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .model import ConsumerGroup
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from .model import ConsumerGroup
 
 REGEX_REFRESH_MS = 10_000
 

@@ -8,12 +8,14 @@ to the group epoch.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .assignors import ASSIGNORS, MemberSpec
 from .model import EMPTY, ConsumerGroup
 from .records import target_epoch_record, target_record
-from .subscriptions import Metadata
+
+if TYPE_CHECKING:
+    from .subscriptions import Metadata
 
 
 def assignable_partitions(

@@ -9,17 +9,19 @@ so replay removes exactly what the live coordinator removed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from protocol.codecs import response_class
-from protocol.errors import ErrorCode
+from kcsim.protocol.codecs import response_class
+from kcsim.protocol.errors import ErrorCode
 
-from .classic import ClassicGroup
-from .interface import RequestContext
-from .offsets import OffsetHandlers
 from .records import group_record
-from .runtime import GroupRuntime
 from .state import DEAD, EMPTY, STABLE
+
+if TYPE_CHECKING:
+    from .classic import ClassicGroup
+    from .interface import RequestContext
+    from .offsets import OffsetHandlers
+    from .runtime import GroupRuntime
 
 E = ErrorCode
 

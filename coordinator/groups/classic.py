@@ -9,12 +9,13 @@ knows about time or I/O: callers pass `now_ms` where a timestamp is recorded.
 from __future__ import annotations
 
 from sys import intern
-from typing import NamedTuple
-
-from storage.records import GroupMetadataValue
+from typing import TYPE_CHECKING, NamedTuple
 
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, GroupState, can_rebalance, check_transition
 from .subscription import union_of_subscriptions
+
+if TYPE_CHECKING:
+    from kcsim.storage.records import GroupMetadataValue
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
@@ -32,17 +33,17 @@ class Member:
     # Slots are laid out in this order: what DescribeGroups reads comes first, so
     # describing a member touches one cache line of it.
     __slots__ = (
-        "member_id",
-        "group_instance_id",
-        "client_id",
-        "client_host",
-        "_selected_name",
-        "_selected_metadata",
-        "assignment",
         "_protocols",
-        "protocol_type",
+        "_selected_metadata",
+        "_selected_name",
+        "assignment",
+        "client_host",
+        "client_id",
+        "group_instance_id",
         "is_new",
         "join_waiter",
+        "member_id",
+        "protocol_type",
         "rebalance_timeout_ms",
         "session_timeout_ms",
         "sync_waiter",
@@ -125,22 +126,22 @@ class ClassicGroup:
     # Slots are laid out in this order: what ListGroups and DescribeGroups read
     # comes first, so a sweep over thousands of groups touches one line of each.
     __slots__ = (
-        "state",
-        "protocol_type",
-        "protocol_name",
         "_member_list",
-        "members",
-        "group_id",
-        "generation",
-        "leader_id",
         "awaiting_join_count",
+        "generation",
+        "group_id",
+        "leader_id",
+        "members",
         "needs_session_start",
         "new_member_added",
         "pending_join",
         "pending_sync",
         "persisted",
         "previous_state",
+        "protocol_name",
         "protocol_support",
+        "protocol_type",
+        "state",
         "state_timestamp",
         "static_members",
         "subscribed_topics",

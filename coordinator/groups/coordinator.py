@@ -12,25 +12,27 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from storage.records import OffsetCommitValue, PausedTopicPartitionsKey, Record
+from kcsim.storage.records import OffsetCommitValue, PausedTopicPartitionsKey, Record
 
 from ..consumer.assignors import ASSIGNORS
 from ..consumer.describe import DescribeHandler
 from ..consumer.fold import ConsumerFold
 from ..consumer.groups import REBALANCE, SESSION, ConsumerGroups
 from ..consumer.heartbeat import HeartbeatHandler
-from ..consumer.model import ConsumerGroup
 from ..pause.handlers import PauseHandlers
 from .admin import AUTHORIZED_GROUP_OPERATIONS, AdminHandlers
-from .classic import ClassicGroup
 from .failures import error_response
 from .interface import GroupConfig, Outcome, RequestContext, TopicLookup
 from .membership import MembershipHandlers
 from .offsets import OffsetHandlers
 from .rebalance import Rebalancer
 from .runtime import HEARTBEAT, JOIN, RETENTION, RETENTION_KEY, SYNC, GroupRuntime
+
+if TYPE_CHECKING:
+    from ..consumer.model import ConsumerGroup
+    from .classic import ClassicGroup
 
 Handler = Callable[[int, Any, RequestContext], Any]
 

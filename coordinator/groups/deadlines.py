@@ -8,14 +8,16 @@ the coordinator then; nothing here reads a clock.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sortedcontainers import SortedList
 
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Iterator
+
 
 class Deadlines:
-    __slots__ = ("_by_key", "_order", "_seq", "_earliest")
+    __slots__ = ("_by_key", "_earliest", "_order", "_seq")
 
     def __init__(self) -> None:
         self._by_key: dict[Hashable, tuple[int, int, Any]] = {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.codecs import response_class
+from kcsim.protocol.codecs import response_class
 
 from .responses import heartbeat_response, join_error, leave_response, sync_response
 

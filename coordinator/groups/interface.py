@@ -7,11 +7,13 @@ the current time and records read back at start-up; it hands back Outcomes
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from storage.records import Record
+from kcsim.storage.records import Record
+
+if TYPE_CHECKING:
+    import uuid
 
 
 @dataclass(slots=True)

@@ -9,14 +9,12 @@ protocol. A handler returns its response, or None when the request is parked
 from __future__ import annotations
 
 from sys import intern
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from protocol.errors import ErrorCode
+from kcsim.protocol.errors import ErrorCode
 
 from ..consumer.records import group_tombstones
 from .classic import ClassicGroup, Member, Protocols, Waiter
-from .interface import RequestContext
-from .rebalance import Rebalancer
 from .records import group_metadata_value, new_group_metadata_value
 from .responses import (
     current_members,
@@ -30,6 +28,10 @@ from .responses import (
 )
 from .runtime import GroupRuntime, heartbeat_key
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+
+if TYPE_CHECKING:
+    from .interface import RequestContext
+    from .rebalance import Rebalancer
 
 E = ErrorCode
 

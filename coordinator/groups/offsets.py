@@ -9,22 +9,25 @@ running group is accepted for the partitions the group has paused.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from protocol.codecs import response_class
-from protocol.errors import ErrorCode
-from storage.records import OffsetCommitKey, OffsetCommitValue, Record
+from kcsim.protocol.codecs import response_class
+from kcsim.protocol.errors import ErrorCode
+from kcsim.storage.records import OffsetCommitKey, OffsetCommitValue, Record
 
 from ..pause.classic import paused_by_name
 from ..pause.registry import paused_record
 from .classic import ClassicGroup
-from .interface import RequestContext
 from .membership import validate_member
-from .rebalance import Rebalancer
 from .records import group_record, offset_record
-from .runtime import GroupRuntime
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .interface import RequestContext
+    from .rebalance import Rebalancer
+    from .runtime import GroupRuntime
 
 E = ErrorCode
 

@@ -8,16 +8,20 @@ and records go out through the runtime.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from protocol.errors import ErrorCode
+from kcsim.protocol.errors import ErrorCode
 
 from ..pause.classic import without_paused
-from .classic import ClassicGroup, Member
 from .records import group_metadata_value
 from .responses import current_members, generation_response, join_error, sync_response
 from .runtime import GroupRuntime, heartbeat_key, join_key, sync_key
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from .classic import ClassicGroup, Member
 
 INITIAL = "initial"
 REBALANCE = "rebalance"

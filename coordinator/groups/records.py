@@ -7,9 +7,9 @@ assignment; an empty group is stored with no members.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from storage.records import (
+from kcsim.storage.records import (
     GroupMemberValue,
     GroupMetadataKey,
     GroupMetadataValue,
@@ -18,7 +18,10 @@ from storage.records import (
     Record,
 )
 
-from .classic import ClassicGroup
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from .classic import ClassicGroup
 
 
 def group_metadata_value(

@@ -7,13 +7,15 @@ handlers free of version quirks.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from protocol.codecs import response_class
-from protocol.errors import ErrorCode
+from kcsim.protocol.codecs import response_class
+from kcsim.protocol.errors import ErrorCode
 
-from .classic import ClassicGroup
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from .classic import ClassicGroup
 
 JoinGroupResponse = response_class(11)
 JoinGroupResponseMember = JoinGroupResponse.JoinGroupResponseMember

@@ -11,11 +11,10 @@ handled or for requests parked earlier, are collected until the call returns.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from sys import intern
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from storage.records import (
+from kcsim.storage.records import (
     GroupMetadataKey,
     GroupMetadataValue,
     OffsetCommitKey,
@@ -23,7 +22,6 @@ from storage.records import (
     Record,
 )
 
-from ..consumer.model import ConsumerGroup
 from ..pause.registry import PausedRegistry
 from .classic import ClassicGroup, Member, Waiter
 from .deadlines import Deadlines
@@ -31,6 +29,11 @@ from .interface import GroupConfig, Outcome, TopicLookup
 from .offset_store import OffsetStore
 from .records import group_record
 from .state import DEAD, EMPTY, STABLE
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..consumer.model import ConsumerGroup
 
 HEARTBEAT = "heartbeat"
 JOIN = "join"

@@ -8,10 +8,13 @@ parse. OffsetDelete and offset expiry use the result.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from protocol.codecs import data_codec
-from protocol.primitives import DecodeError
+from kcsim.protocol.codecs import data_codec
+from kcsim.protocol.primitives import DecodeError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 _VERSION = struct.Struct(">h")
 

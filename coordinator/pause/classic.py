@@ -10,12 +10,14 @@ resuming trigger a rebalance so the change reaches every member.
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from protocol.apis.consumer_protocol import decode_assignment, encode_assignment
-from protocol.codecs import data_codec
-from protocol.primitives import DecodeError
+from kcsim.protocol.apis.consumer_protocol import decode_assignment, encode_assignment
+from kcsim.protocol.codecs import data_codec
+from kcsim.protocol.primitives import DecodeError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 _VERSION = struct.Struct(">h")
 

@@ -11,14 +11,16 @@ one that is not paused succeeds and changes nothing.
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from protocol.codecs import response_class
-from protocol.errors import ErrorCode
+from kcsim.protocol.codecs import response_class
+from kcsim.protocol.errors import ErrorCode
 
-from ..groups.classic import ClassicGroup
 from ..groups.state import COMPLETING_REBALANCE, STABLE
 from .registry import PausedSet, paused_record
+
+if TYPE_CHECKING:
+    from ..groups.classic import ClassicGroup
 
 E = ErrorCode
 PauseResponse = response_class(1000)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import uuid
 
-from storage.records import (
+from kcsim.storage.records import (
     PausedTopic,
     PausedTopicPartitionsKey,
     PausedTopicPartitionsValue,

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from typing import TYPE_CHECKING
 
-from ..schema import Api, Message
+if TYPE_CHECKING:
+    from ..schema import Api, Message
 
 APIS: dict[int, Api] = {}
 DATA: dict[str, Message] = {}

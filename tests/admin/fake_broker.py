@@ -13,8 +13,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, Self
 
-from protocol.codecs import api, codec, response_class
-from protocol.headers import (
+from kcsim.protocol.codecs import api, codec, response_class
+from kcsim.protocol.headers import (
     decode_request_header,
     request_header_version,
     response_header_bytes,

@@ -8,9 +8,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from confluent_kafka import Consumer, Producer
@@ -18,9 +17,12 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient as KafkaAdmin
 from confluent_kafka.admin import NewTopic
 
-from coordinator.admin import AdminClient, PauseApiKeys
+from kcsim.admin import AdminClient, PauseApiKeys
 
 from ..conftest import REPO
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
 
 QUIET = {"log_level": 0}
 CONSUMER_GROUP_HEARTBEAT = 68
@@ -146,7 +148,7 @@ def running_group(bootstrap: str, group: str, topic: str, offsets: dict[int, int
 
 def run_cli(bootstrap: str, *args: str, timeout_ms: int = 10000) -> subprocess.CompletedProcess[str]:
     """`kcsim consumer-groups --bootstrap-server B ARGS`, as an operator runs it."""
-    cmd = [sys.executable, "-m", "coordinator", "consumer-groups", "--bootstrap-server", bootstrap,
+    cmd = [sys.executable, "-m", "kcsim", "consumer-groups", "--bootstrap-server", bootstrap,
            "--timeout", str(timeout_ms), *args]
     return subprocess.run(cmd, check=False, cwd=REPO, capture_output=True, text=True,
                           timeout=60)
@@ -155,7 +157,7 @@ def run_cli(bootstrap: str, *args: str, timeout_ms: int = 10000) -> subprocess.C
 @functools.cache
 def kcsim_api_versions() -> dict[int, tuple[int, int]]:
     """What a kcsim of this tree advertises in ApiVersions (asked of a throwaway server)."""
-    from coordinator.embedded import EmbeddedServer
+    from kcsim.server.embedded import EmbeddedServer
 
     with EmbeddedServer(port=0) as server, AdminClient(server.bootstrap, timeout=10) as admin:
         return admin.api_versions()

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from coordinator.admin import (
+from kcsim.admin import (
     AdminClient,
     AdminError,
     OffsetAndMetadata,

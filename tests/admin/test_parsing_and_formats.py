@@ -10,27 +10,27 @@ from datetime import timedelta
 
 import pytest
 
-from coordinator.admin import AdminError, TopicPartition
-from coordinator.admin.wire import Correlator, ProtocolViolation, negotiate
-from coordinator.tools.group_command.options import add_arguments, validate
-from coordinator.tools.group_command.render import (
+from kcsim.admin import AdminError, TopicPartition
+from kcsim.admin.wire import Correlator, ProtocolViolation, negotiate
+from kcsim.protocol.codecs import codec
+from kcsim.protocol.errors import ErrorCode
+from kcsim.tools.group_command.options import add_arguments, validate
+from kcsim.tools.group_command.render import (
     Column,
     Section,
     format_table,
     rows_csv,
     sections_json,
 )
-from coordinator.tools.group_command.report import (
+from kcsim.tools.group_command.report import (
     BROKER_ERROR,
     NOT_FOUND,
     REFUSED,
     Reporter,
     UsageError,
 )
-from coordinator.tools.group_command.scope import parse_reset_plan, parse_topic_arg
-from coordinator.tools.group_command.timespec import parse_datetime_ms, parse_duration
-from protocol.codecs import codec
-from protocol.errors import ErrorCode
+from kcsim.tools.group_command.scope import parse_reset_plan, parse_topic_arg
+from kcsim.tools.group_command.timespec import parse_datetime_ms, parse_duration
 
 # -- tables as Kafka prints them ------------------------------------------------------
 
@@ -99,7 +99,7 @@ def test_datetimes_are_utc_unless_zoned() -> None:
     assert parse_datetime_ms("2024-03-01T14:00:00.000+02:00") == 1709294400000
     assert parse_datetime_ms("2024-03-01T14:00:00.000+0200") == 1709294400000
     for bad in ("2024-03-01", "yesterday", "2024-13-01T00:00:00.000"):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="is not 'YYYY-MM-DDTHH"):
             parse_datetime_ms(bad)
 
 
@@ -109,7 +109,7 @@ def test_durations_read_like_java_duration_parse() -> None:
     assert parse_duration("pt1h") == timedelta(hours=1)
     assert parse_duration("-PT1H") == timedelta(hours=-1)
     for bad in ("P", "PT", "1h", "P1W", "P1DT"):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match=r"duration|no time after"):
             parse_duration(bad)
 
 

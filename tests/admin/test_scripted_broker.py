@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from coordinator.admin import (
+from kcsim.admin import (
     AdminClient,
     AdminError,
     OffsetAndMetadata,
     TopicPartition,
     TrioAdminClient,
 )
-from protocol.codecs import response_class
-from protocol.errors import ErrorCode
+from kcsim.protocol.codecs import response_class
+from kcsim.protocol.errors import ErrorCode
 
 from .fake_broker import FIND_COORDINATOR, FakeBroker
 
@@ -251,7 +251,7 @@ def kip_1249_broker(paused: set[TopicPartition]) -> dict[int, Any]:
 
 
 def test_pause_calls_use_the_wire_keys_the_broker_serves_them_under() -> None:
-    from coordinator.admin import PauseApiKeys
+    from kcsim.admin import PauseApiKeys
 
     paused: set[TopicPartition] = set()
     aliases = {1100: 1000, 1101: 1001, 1102: 1002}

@@ -8,15 +8,17 @@ properties keep strings and arrays short, so these cases are built here.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from protocol.codecs import codec
-from protocol.compiler import MessageCodec
-from protocol.primitives import uvarint_bytes
+from kcsim.protocol.codecs import codec
+from kcsim.protocol.primitives import uvarint_bytes
 
 from .test_roundtrip import CASES, SAMPLE, filled
+
+if TYPE_CHECKING:
+    from kcsim.protocol.compiler import MessageCodec
 
 LONG = 130  # items, bytes and characters: every length needs a two-byte varint
 LONG_SAMPLE = {**SAMPLE, "string": "é" * LONG, "bytes": b"b" * LONG, "records": b"r" * LONG}

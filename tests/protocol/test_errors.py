@@ -2,7 +2,7 @@
 
 import pytest
 
-from protocol.errors import ERRORS, ErrorCode, ErrorInfo, error_name
+from kcsim.protocol.errors import ERRORS, ErrorCode, ErrorInfo, error_name
 
 WELL_KNOWN = [
     (-1, "UNKNOWN_SERVER_ERROR", False),

@@ -6,13 +6,13 @@ import struct
 
 import pytest
 
-from protocol.headers import (
+from kcsim.protocol.headers import (
     RequestHeader,
     decode_request_header,
     encode_request_header,
     read_client_id,
 )
-from protocol.primitives import DecodeError
+from kcsim.protocol.primitives import DecodeError
 
 BODY = b"\x07\x07"
 

@@ -10,17 +10,19 @@ while any other exception would be a crash.
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol.apis import APIS, DATA
-from protocol.codecs import codec, data_codec
-from protocol.compiler import MessageCodec
-from protocol.primitives import DecodeError, uvarint_bytes
-from protocol.schema import ArrayType, Field, StructType
+from kcsim.protocol.apis import APIS, DATA
+from kcsim.protocol.codecs import codec, data_codec
+from kcsim.protocol.primitives import DecodeError, uvarint_bytes
+from kcsim.protocol.schema import ArrayType, Field, StructType
+
+if TYPE_CHECKING:
+    from kcsim.protocol.compiler import MessageCodec
 
 INT_RANGES = {
     "int8": (-(2**7), 2**7 - 1),

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from protocol.apis import APIS, DATA
-from protocol.schema import _MISSING, Api, ArrayType, Field, Message, StructType, Versions
+from kcsim.protocol.apis import APIS, DATA
+from kcsim.protocol.schema import _MISSING, Api, ArrayType, Field, Message, StructType, Versions
 
 SPECS = Path(__file__).resolve().parents[2].parent / "shared" / "kafka-message-specs"
 RELEASES = ("3.9", "4.3")  # oldest first

@@ -5,9 +5,9 @@ from __future__ import annotations
 import socket
 import struct
 
-from protocol.apis import APIS
-from protocol.codecs import codec
-from protocol.headers import (
+from kcsim.protocol.apis import APIS
+from kcsim.protocol.codecs import codec
+from kcsim.protocol.headers import (
     RequestHeader,
     encode_request_header,
     request_header_version,

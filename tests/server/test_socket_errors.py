@@ -8,9 +8,9 @@ import struct
 
 import pytest
 
-from coordinator import socket_io
-from protocol.codecs import codec
-from protocol.headers import RequestHeader, encode_request_header
+from kcsim.protocol.codecs import codec
+from kcsim.protocol.headers import RequestHeader, encode_request_header
+from kcsim.server import socket_io
 
 
 def _api_versions(sock: socket.socket, correlation_id: int) -> int:

@@ -6,11 +6,9 @@ import os
 import shutil
 import stat
 import threading
-from collections.abc import Iterable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from storage.records import (
+from kcsim.storage.records import (
     ConsumerGroupCurrentMemberAssignmentKey,
     ConsumerGroupCurrentMemberAssignmentValue,
     ConsumerGroupMemberKey,
@@ -34,6 +32,10 @@ from storage.records import (
     TopicPartitions,
     TopicValue,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
 
 TOPIC_ID = bytes(range(16))
 

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from storage import RecordLog, compact
-from storage.manifest import MANIFEST_NAME, TMP_SUFFIX
-from storage.records import (
+from kcsim.storage import RecordLog, compact
+from kcsim.storage.manifest import MANIFEST_NAME, TMP_SUFFIX
+from kcsim.storage.records import (
     ConsumerGroupMetadataKey,
     ConsumerGroupMetadataValue,
     GroupMetadataKey,
@@ -27,7 +27,7 @@ from storage.records import (
     TopicKey,
     TopicValue,
 )
-from storage.segment import SEGMENT_HEADER_SIZE
+from kcsim.storage.segment import SEGMENT_HEADER_SIZE
 
 from .helpers import dir_size, fold, offset_commit
 
@@ -190,7 +190,7 @@ def test_appends_during_compaction_are_kept(tmp_path):
         for record in history:
             log.append([record])
         inputs = log.closed_segments()
-        from storage import compaction
+        from kcsim.storage import compaction
         original = compaction._swap
 
         def swap_with_appends(record_log, ins, outs):
@@ -328,13 +328,13 @@ def test_read_only_open_sees_a_committed_compaction_before_its_roll_forward(tmp_
     history = build_history(tmp_path)
     log = RecordLog.open(tmp_path, segment_bytes=300)
     list(log.replay())
-    from storage import manifest
+    from kcsim.storage import manifest
 
     def crash_after_commit(directory, m):
         raise SimulatedCrash("after commit")
 
     monkeypatch.setattr(manifest, "roll_forward", crash_after_commit)
-    from storage import compaction
+    from kcsim.storage import compaction
     monkeypatch.setattr(compaction, "roll_forward", crash_after_commit)
     with pytest.raises(SimulatedCrash):
         compact(log, tombstone_retention_ms=0, now_ms=200)

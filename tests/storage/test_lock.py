@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from storage import DataDirLock, DataDirLockedError
+from kcsim.storage import DataDirLock, DataDirLockedError
 
 
 def test_second_opener_is_refused_with_dir_and_holder_pid(tmp_path):
@@ -29,7 +29,7 @@ def test_lock_held_by_another_process(tmp_path):
     holder = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(f"""
             import sys, time
-            from storage import DataDirLock
+            from kcsim.storage import DataDirLock
             lock = DataDirLock.acquire({str(tmp_path)!r})
             print("locked", flush=True)
             sys.stdin.read()

@@ -8,8 +8,8 @@ import struct
 
 import pytest
 
-from storage import CorruptLogError, OffsetOutOfRangeError, PartitionLog
-from storage.partition_log import FRAME_SIZE
+from kcsim.storage import CorruptLogError, OffsetOutOfRangeError, PartitionLog
+from kcsim.storage.partition_log import FRAME_SIZE
 
 
 def batch(base: int, count: int, size: int = 100) -> bytes:
@@ -55,9 +55,9 @@ def test_out_of_range_and_bad_appends(tmp_path):
             log.read(7, 100)
         with pytest.raises(OffsetOutOfRangeError):
             log.read(-1, 100)
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="is not the log end offset"):
             log.append(3, 0, b"x", 0)  # not the log end offset
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="last_offset_delta must be"):
             log.append(6, -1, b"x", 0)
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import logging
 import os
 import struct
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from crc32c import crc32c
 
-from storage import CorruptLogError, RecordLog, StorageError, UnsupportedRecordError
-from storage.records import OffsetCommitKey, OffsetCommitValue, Record, TopicValue
-from storage.segment import (
+from kcsim.storage import CorruptLogError, RecordLog, StorageError, UnsupportedRecordError
+from kcsim.storage.records import OffsetCommitKey, OffsetCommitValue, Record, TopicValue
+from kcsim.storage.segment import (
     FRAME,
     MAX_BATCH_RECORDS,
     SEGMENT_HEADER_SIZE,
@@ -23,6 +23,9 @@ from storage.segment import (
 )
 
 from .helpers import fold, offset_commit, one_of_each_type
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def write_log(path: Path, records: list[Record], *, segment_bytes: int = 1 << 20,
@@ -357,7 +360,7 @@ def test_a_missing_segment_before_an_unsealed_one_is_found_by_counting(tmp_path)
     files = write_log(tmp_path, commits(200), segment_bytes=1000)
     data = bytearray(files[1].read_bytes())
     base = decode_segment_header(bytes(data))[0]
-    from storage.segment import encode_segment_header
+    from kcsim.storage.segment import encode_segment_header
     data[:SEGMENT_HEADER_SIZE] = encode_segment_header(base, None)
     files[1].write_bytes(bytes(data))
     assert len(replay(tmp_path, read_only=True)) == 200  # unsealed but complete: fine

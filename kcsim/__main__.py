@@ -1,0 +1,5 @@
+import sys
+
+from kcsim.server.cli import main
+
+sys.exit(main())

@@ -1,0 +1,83 @@
+"""Run a kcsim server inside the current Python process (tests, notebooks).
+
+`with EmbeddedServer(config) as srv:` starts trio in a background thread and
+returns once the port accepts connections; leaving the block stops it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from . import config as config_mod
+from .app import build
+
+if TYPE_CHECKING:
+    from .shell import Server
+
+
+class EmbeddedServer:
+    """A kcsim broker on a background thread; `.port` and `.bootstrap` once started."""
+
+    def __init__(self, config: config_mod.Config | None = None, **settings: Any) -> None:
+        if config is None:
+            settings.setdefault("port", 0)
+            settings.setdefault("in_memory", True)
+            config = config_mod.load(env={}, **settings)
+        self.config = config
+        self.server: Server | None = None
+        self.port: int | None = None
+        self._thread: threading.Thread | None = None
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._cancel: trio.CancelScope | None = None
+        self._started = threading.Event()
+        self._error: BaseException | None = None
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{self.config.host}:{self.port}"
+
+    def start(self) -> EmbeddedServer:
+        self._thread = threading.Thread(target=self._run, name="kcsim", daemon=True)
+        self._thread.start()
+        self._started.wait()
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def _run(self) -> None:
+        try:
+            trio.run(self._main)
+        except BaseException as exc:  # surfaced to the starting thread
+            self._error = exc
+            self._started.set()
+
+    async def _main(self) -> None:
+        self._token = trio.lowlevel.current_trio_token()
+        with trio.CancelScope() as scope:
+            self._cancel = scope
+            self.server = build(self.config)
+            async with trio.open_nursery() as nursery:
+                self.port = await nursery.start(self.server.serve)
+                self._started.set()
+
+    def run_sync(self, fn: Any, *args: Any) -> Any:
+        """Call fn(*args) on the server's trio thread (state inspection in tests)."""
+        assert self._token is not None
+        return trio.from_thread.run_sync(fn, *args, trio_token=self._token)
+
+    def stop(self) -> None:
+        if self._token is not None and self._cancel is not None:
+            with contextlib.suppress(trio.RunFinishedError):
+                trio.from_thread.run_sync(self._cancel.cancel, trio_token=self._token)
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def __enter__(self) -> EmbeddedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

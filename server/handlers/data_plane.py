@@ -1,0 +1,217 @@
+"""Produce (0), Fetch (1) and ListOffsets (2): the in-memory data plane.
+
+Enough of a partition leader for consumers to run end to end and for lag to be
+computed: batches are stored as received (with their assigned base offset),
+fetches long-poll on max_wait_ms / min_bytes, and offsets resolve by
+earliest, latest, timestamp or max timestamp.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import trio
+from crc32c import crc32c
+
+from kcsim.protocol.codecs import response_class
+from kcsim.protocol.errors import ErrorCode
+from kcsim.protocol.primitives import DecodeError
+from kcsim.protocol.record_batch import iter_batches
+
+from ..dispatch import serves
+
+ProduceResponse = response_class(0)
+FetchResponse = response_class(1)
+ListOffsetsResponse = response_class(2)
+_PTopic = ProduceResponse.TopicProduceResponse
+_PPart = ProduceResponse.PartitionProduceResponse
+_FTopic = FetchResponse.FetchableTopicResponse
+_FPart = FetchResponse.PartitionData
+_LTopic = ListOffsetsResponse.ListOffsetsTopicResponse
+_LPart = ListOffsetsResponse.ListOffsetsPartitionResponse
+_ZERO = uuid.UUID(int=0)
+
+EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -2, -1, -3, -4, -5
+_CRC_START = 21  # the CRC covers the batch from its attributes onward
+
+
+def _find_topic(broker: Any, name: str | None, topic_id: uuid.UUID | None, by_id: bool) -> Any:
+    if by_id:
+        return broker.topics.by_id.get(topic_id)
+    return broker.topics.get(name)
+
+
+def _unknown_topic(by_id: bool) -> int:
+    return ErrorCode.UNKNOWN_TOPIC_ID if by_id else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def _append(partition: Any, records: bytes | None) -> tuple[int, int, str | None]:
+    """Validate and append the batches of one partition; (error, base offset, message)."""
+    if not records:
+        return ErrorCode.CORRUPT_MESSAGE, -1, "Produce request without record batches"
+    try:
+        infos = list(iter_batches(records))
+    except DecodeError as exc:
+        return ErrorCode.CORRUPT_MESSAGE, -1, str(exc)
+    for info in infos:
+        start = info.start
+        stored = int.from_bytes(records[start + 17:start + 21], "big")
+        if crc32c(records[start + _CRC_START:start + info.size]) != stored:
+            return ErrorCode.CORRUPT_MESSAGE, -1, "Record batch CRC mismatch"
+    base = -1
+    for info in infos:
+        batch = records[info.start:info.start + info.size] if len(infos) > 1 else records
+        offset = partition.append(batch, info)
+        if base < 0:
+            base = offset
+    return 0, base, None
+
+
+@serves(0)
+def produce(broker: Any, ctx: Any, request: Any) -> Any:
+    by_id = ctx.api_version >= 13
+    responses = []
+    appended = False
+    for t in request.topic_data:
+        topic = _find_topic(broker, t.name, t.topic_id, by_id)
+        parts = []
+        for p in t.partition_data:
+            if topic is None or not 0 <= p.index < len(topic.partitions):
+                err = _unknown_topic(by_id) if topic is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                parts.append(_PPart(index=p.index, error_code=err, base_offset=-1,
+                                    log_append_time_ms=-1, log_start_offset=-1))
+                continue
+            partition = topic.partitions[p.index]
+            err, base, msg = _append(partition, p.records)
+            appended = appended or err == 0
+            parts.append(_PPart(index=p.index, error_code=err, base_offset=base,
+                                log_append_time_ms=-1, log_start_offset=partition.log_start_offset,
+                                error_message=msg))
+        responses.append(_PTopic(name=t.name, topic_id=t.topic_id, partition_responses=parts))
+    if appended:
+        broker.data_arrived.unpark_all()
+    if request.acks == 0:
+        return None  # Kafka sends no response at all for acks=0
+    return ProduceResponse(responses=responses, throttle_time_ms=0)
+
+
+def _fetch_once(broker: Any, request: Any, by_id: bool) -> tuple[Any, int, bool]:
+    """Build a fetch response from what is in the logs now: (response, bytes, any error)."""
+    budget = request.max_bytes if request.max_bytes > 0 else 0x7FFFFFFF
+    total = 0
+    errors = False
+    responses = []
+    for t in request.topics:
+        topic = _find_topic(broker, t.topic, t.topic_id, by_id)
+        parts = []
+        for p in t.partitions:
+            if topic is None or not 0 <= p.partition < len(topic.partitions):
+                err = _unknown_topic(by_id) if topic is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                parts.append(_FPart(partition_index=p.partition, error_code=err, high_watermark=-1,
+                                    last_stable_offset=-1, log_start_offset=-1, records=None))
+                errors = True
+                continue
+            part = topic.partitions[p.partition]
+            hw = part.log_end_offset
+            if p.fetch_offset < part.log_start_offset or p.fetch_offset > hw:
+                parts.append(_FPart(partition_index=p.partition,
+                                    error_code=ErrorCode.OFFSET_OUT_OF_RANGE, high_watermark=hw,
+                                    last_stable_offset=hw, log_start_offset=part.log_start_offset,
+                                    records=None))
+                errors = True
+                continue
+            data = b""
+            if p.fetch_offset < hw:
+                limit = min(p.partition_max_bytes, budget - total)
+                if limit > 0 or total == 0:
+                    chunks = part.read(p.fetch_offset, max(limit, 1))
+                    data = b"".join(chunks)
+                    total += len(data)
+            parts.append(_FPart(partition_index=p.partition, error_code=0, high_watermark=hw,
+                                last_stable_offset=hw, log_start_offset=part.log_start_offset,
+                                aborted_transactions=None, preferred_read_replica=-1,
+                                records=data))
+        responses.append(_FTopic(topic=t.topic, topic_id=t.topic_id, partitions=parts))
+    response = FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=responses)
+    return response, total, errors
+
+
+@serves(1)
+def fetch(broker: Any, ctx: Any, request: Any) -> Any:
+    by_id = ctx.api_version >= 13
+    if request.session_id != 0 and request.session_epoch != -1:
+        # Sessions are never handed out, so any id a client names is unknown (KIP-227).
+        return FetchResponse(throttle_time_ms=0, error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
+                             session_id=0, responses=[])
+    response, size, errors = _fetch_once(broker, request, by_id)
+    if errors or size >= request.min_bytes or request.max_wait_ms <= 0:
+        return response
+    return _long_poll(broker, request, by_id, trio.current_time() + request.max_wait_ms / 1000.0)
+
+
+async def _long_poll(broker: Any, request: Any, by_id: bool, deadline: float) -> Any:
+    while True:
+        with trio.move_on_at(deadline):
+            await broker.data_arrived.park()
+        response, size, errors = _fetch_once(broker, request, by_id)
+        if errors or size >= request.min_bytes or trio.current_time() >= deadline:
+            return response
+
+
+def _list_offset(part: Any, timestamp: int, version: int) -> tuple[int, int, int]:
+    """(error, timestamp, offset) for one ListOffsets query."""
+    if timestamp == LATEST:
+        return 0, -1, part.log_end_offset
+    if timestamp in (EARLIEST, EARLIEST_LOCAL):
+        return 0, -1, part.log_start_offset
+    if timestamp == MAX_TIMESTAMP:
+        if part.max_timestamp_offset < 0:
+            return 0, -1, -1
+        return 0, part.max_timestamp, part.max_timestamp_offset
+    if timestamp == LATEST_TIERED:
+        return 0, -1, -1
+    if timestamp < 0:
+        return ErrorCode.INVALID_REQUEST, -1, -1
+    offset, ts = part.offset_for_timestamp(timestamp)
+    return 0, ts, offset
+
+
+@serves(2)
+def list_offsets(broker: Any, ctx: Any, request: Any) -> Any:
+    version = ctx.api_version
+    topics = []
+    for t in request.topics:
+        topic = broker.topics.get(t.name)
+        parts = []
+        for p in t.partitions:
+            if topic is None or not 0 <= p.partition_index < len(topic.partitions):
+                parts.append(_LPart(partition_index=p.partition_index,
+                                    error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                    old_style_offsets=[], timestamp=-1, offset=-1, leader_epoch=-1))
+                continue
+            err, ts, offset = _list_offset(topic.partitions[p.partition_index], p.timestamp, version)
+            parts.append(_LPart(partition_index=p.partition_index, error_code=err,
+                                old_style_offsets=[offset] if offset >= 0 and err == 0 else [],
+                                timestamp=ts, offset=offset, leader_epoch=0 if offset >= 0 else -1))
+        topics.append(_LTopic(name=t.name, partitions=parts))
+    return ListOffsetsResponse(throttle_time_ms=0, topics=topics)
+
+
+InitProducerIdResponse = response_class(22)
+
+
+@serves(22)
+def init_producer_id(broker: Any, ctx: Any, request: Any) -> Any:
+    """Idempotent producers only: ids are handed out, sequences are not enforced."""
+    if request.transactional_id is not None:
+        return InitProducerIdResponse(throttle_time_ms=0,
+                                      error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                                      producer_id=-1, producer_epoch=-1)
+    if request.producer_id >= 0:
+        return InitProducerIdResponse(throttle_time_ms=0, error_code=0,
+                                      producer_id=request.producer_id,
+                                      producer_epoch=(request.producer_epoch + 1) & 0x7FFF)
+    broker.next_producer_id = getattr(broker, "next_producer_id", 1000) + 1
+    return InitProducerIdResponse(throttle_time_ms=0, error_code=0,
+                                  producer_id=broker.next_producer_id, producer_epoch=0)

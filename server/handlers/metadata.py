@@ -1,0 +1,129 @@
+"""Metadata (3), FindCoordinator (10) and DescribeCluster (60): where things live."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kcsim.protocol.codecs import response_class
+from kcsim.protocol.errors import ErrorCode
+
+from ..dispatch import serves
+from ..routing import coordinator_node
+from ..topics import topic_name_problem
+from .topic_admin import create_topic_now
+
+MetadataResponse = response_class(3)
+FindCoordinatorResponse = response_class(10)
+DescribeClusterResponse = response_class(60)
+_Broker = MetadataResponse.MetadataResponseBroker
+_Topic = MetadataResponse.MetadataResponseTopic
+_Partition = MetadataResponse.MetadataResponsePartition
+
+INT32_MIN = -(2**31)
+# AclOperation codes: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8,
+# DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11; the bitfield sets bit (1 << code).
+TOPIC_OPERATIONS = sum(1 << c for c in (3, 4, 5, 6, 7, 8, 10, 11))
+CLUSTER_OPERATIONS = sum(1 << c for c in (5, 7, 8, 9, 10, 11, 12))  # + CLUSTER_ACTION 9, IDEMPOTENT_WRITE 12
+
+
+def _describe_topic(broker: Any, topic: Any, ops: bool) -> Any:
+    node = broker.config.node_id
+    parts = [
+        _Partition(error_code=0, partition_index=p.index, leader_id=node, leader_epoch=0,
+                   replica_nodes=[node], isr_nodes=[node], offline_replicas=[])
+        for p in topic.partitions
+    ]
+    return _Topic(error_code=0, name=topic.name, topic_id=topic.topic_id, is_internal=False,
+                  partitions=parts,
+                  topic_authorized_operations=TOPIC_OPERATIONS if ops else INT32_MIN)
+
+
+def _brokers(broker: Any) -> list[Any]:
+    host, port = broker.config.advertised
+    return [_Broker(node_id=broker.config.node_id, host=host, port=port, rack=None)]
+
+
+def _topics_version(broker: Any) -> int:
+    return broker.topics.version  # type: ignore[no-any-return]
+
+
+@serves(3, cache_state=_topics_version)
+def metadata(broker: Any, ctx: Any, request: Any) -> Any:
+    topics = broker.topics
+    ops = bool(request.include_topic_authorized_operations)
+    wanted = request.topics
+    records: list[Any] = []
+    out = []
+    if wanted is None or (ctx.api_version == 0 and not wanted):
+        out = [_describe_topic(broker, t, ops) for t in topics.by_name.values()]
+    else:
+        auto = broker.config.auto_create_topics and (
+            request.allow_auto_topic_creation or ctx.api_version < 4)
+        for item in wanted:
+            name = item.name
+            if name is None:
+                topic = topics.by_id.get(item.topic_id)
+                if topic is None:
+                    out.append(_Topic(error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None,
+                                      topic_id=item.topic_id, partitions=[]))
+                    continue
+            else:
+                topic = topics.get(name)
+            if topic is None:
+                problem = topic_name_problem(name)
+                if problem is not None:
+                    out.append(_Topic(error_code=ErrorCode.INVALID_TOPIC_EXCEPTION, name=name,
+                                      partitions=[]))
+                    continue
+                if not auto:
+                    out.append(_Topic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                      name=name, partitions=[]))
+                    continue
+                records.append(create_topic_now(broker, name, broker.config.default_partitions))
+                # Kafka answers the creating request with LEADER_NOT_AVAILABLE; clients retry.
+                out.append(_Topic(error_code=ErrorCode.LEADER_NOT_AVAILABLE, name=name,
+                                  topic_id=broker.topics.topic_id(name), partitions=[]))
+                continue
+            out.append(_describe_topic(broker, topic, ops))
+    response = MetadataResponse(
+        throttle_time_ms=0, brokers=_brokers(broker), cluster_id=broker.config.cluster_id,
+        controller_id=broker.config.node_id, topics=out,
+        cluster_authorized_operations=(
+            CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else INT32_MIN),
+    )
+    if records:
+        return _after(broker, records, response)
+    return response
+
+
+async def _after(broker: Any, records: list[Any], response: Any) -> Any:
+    await broker.durable(records)
+    return response
+
+
+@serves(10)
+def find_coordinator(broker: Any, ctx: Any, request: Any) -> Any:
+    if ctx.api_version < 4:
+        node, host, port = coordinator_node(broker.config, request.key, request.key_type)
+        return FindCoordinatorResponse(throttle_time_ms=0, error_code=0, error_message=None,
+                                       node_id=node, host=host, port=port)
+    coordinators = []
+    for key in request.coordinator_keys:
+        node, host, port = coordinator_node(broker.config, key, request.key_type)
+        coordinators.append(FindCoordinatorResponse.Coordinator(
+            key=key, node_id=node, host=host, port=port, error_code=0, error_message=None))
+    return FindCoordinatorResponse(throttle_time_ms=0, coordinators=coordinators)
+
+
+@serves(60)
+def describe_cluster(broker: Any, ctx: Any, request: Any) -> Any:
+    host, port = broker.config.advertised
+    b = DescribeClusterResponse.DescribeClusterBroker(
+        broker_id=broker.config.node_id, host=host, port=port, rack=None, is_fenced=False)
+    return DescribeClusterResponse(
+        throttle_time_ms=0, error_code=0, error_message=None, endpoint_type=1,
+        cluster_id=broker.config.cluster_id, controller_id=broker.config.node_id,
+        brokers=[b],
+        cluster_authorized_operations=(
+            CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else INT32_MIN),
+    )

@@ -1,0 +1,232 @@
+"""CreateTopics (19), DeleteTopics (20), CreatePartitions (37), DescribeConfigs (32)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from kcsim.protocol.codecs import response_class
+from kcsim.protocol.errors import ErrorCode
+from kcsim.storage.records import Record, TopicKey, TopicValue
+
+from ..dispatch import serves
+from ..topics import DEFAULT_TOPIC_CONFIGS, topic_name_problem
+
+CreateTopicsResponse = response_class(19)
+DeleteTopicsResponse = response_class(20)
+CreatePartitionsResponse = response_class(37)
+DescribeConfigsResponse = response_class(32)
+
+MAX_PARTITIONS = 100_000
+_TOPIC_RESOURCE = 2
+_BROKER_RESOURCE = 4
+# ConfigSource: DYNAMIC_TOPIC_CONFIG 1, STATIC_BROKER_CONFIG 4, DEFAULT_CONFIG 5
+_SOURCE_TOPIC, _SOURCE_STATIC, _SOURCE_DEFAULT = 1, 4, 5
+
+
+def topic_record(name: str, topic_id: uuid.UUID, partitions: int, configs: dict[str, str]) -> Record:
+    return Record(TopicKey(name), TopicValue(topic_id.bytes, partitions, dict(configs)))
+
+
+def create_topic_now(broker: Any, name: str, partitions: int,
+                     configs: dict[str, str] | None = None) -> Record:
+    """Create a topic in memory through the record path; returns the record to persist."""
+    record = topic_record(name, uuid.uuid4(), partitions, configs or {})
+    broker.apply(record)
+    return record
+
+
+async def _durable_then(broker: Any, records: list[Any], response: Any) -> Any:
+    await broker.durable(records)
+    return response
+
+
+def _answer(broker: Any, records: list[Any], response: Any) -> Any:
+    return _durable_then(broker, records, response) if records else response
+
+
+@serves(19)
+def create_topics(broker: Any, ctx: Any, request: Any) -> Any:
+    R = CreateTopicsResponse
+    results = []
+    records: list[Any] = []
+    seen: dict[str, int] = {}
+    for t in request.topics:
+        seen[t.name] = seen.get(t.name, 0) + 1
+    for t in request.topics:
+        name = t.name
+        err, msg = _create_problem(broker, t, seen[name])
+        partitions = t.num_partitions if t.num_partitions != -1 else (
+            len(t.assignments) if t.assignments else broker.config.default_partitions)
+        configs = {c.name: c.value for c in t.configs if c.value is not None}
+        if err == 0 and not request.validate_only:
+            records.append(create_topic_now(broker, name, partitions, configs))
+        topic = broker.topics.get(name) if err == 0 and not request.validate_only else None
+        ok = err == 0
+        results.append(R.CreatableTopicResult(
+            name=name,
+            topic_id=topic.topic_id if topic else uuid.UUID(int=0),
+            error_code=err, error_message=msg,
+            num_partitions=partitions if ok else -1,
+            replication_factor=1 if ok else -1,
+            configs=[_config_entry(R.CreatableTopicConfigs, k, v, configs)
+                     for k, v in sorted({**DEFAULT_TOPIC_CONFIGS, **configs}.items())] if ok else None,
+        ))
+    return _answer(broker, records, R(throttle_time_ms=0, topics=results))
+
+
+def _create_problem(broker: Any, t: Any, occurrences: int) -> tuple[int, str | None]:
+    if occurrences > 1:
+        return ErrorCode.INVALID_REQUEST, f"Create topics request from client contains duplicate topic {t.name}"
+    problem = topic_name_problem(t.name)
+    if problem:
+        return ErrorCode.INVALID_TOPIC_EXCEPTION, problem
+    if broker.topics.get(t.name) is not None:
+        return ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{t.name}' already exists."
+    if t.assignments and (t.num_partitions != -1 or t.replication_factor != -1):
+        return ErrorCode.INVALID_REQUEST, ("Both numPartitions or replicationFactor and "
+                                           "replicasAssignments were set. Both cannot be used at the same time.")
+    if t.num_partitions == 0 or t.num_partitions < -1 or t.num_partitions > MAX_PARTITIONS:
+        return ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0."
+    if t.replication_factor == 0 or t.replication_factor < -1:
+        return ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0."
+    if t.replication_factor > 1:
+        return ErrorCode.INVALID_REPLICATION_FACTOR, (
+            f"Unable to replicate the partition {t.replication_factor} time(s): "
+            "The target replication factor of %d cannot be reached because only 1 broker(s) "
+            "are registered." % t.replication_factor)
+    for a in t.assignments:
+        if any(b != broker.config.node_id for b in a.broker_ids):
+            return ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Replica assignment names an unknown broker."
+    return 0, None
+
+
+def _config_entry(cls: Any, key: str, value: str, explicit: dict[str, str]) -> Any:
+    return cls(name=key, value=value, read_only=False,
+               config_source=_SOURCE_TOPIC if key in explicit else _SOURCE_DEFAULT,
+               is_sensitive=False)
+
+
+@serves(20)
+def delete_topics(broker: Any, ctx: Any, request: Any) -> Any:
+    R = DeleteTopicsResponse
+    results = []
+    records: list[Any] = []
+    if ctx.api_version >= 6:
+        wanted = [(t.name, t.topic_id) for t in request.topics]
+    else:
+        wanted = [(name, None) for name in request.topic_names]
+    for name, topic_id in wanted:
+        topic = broker.topics.get(name) if name is not None else broker.topics.by_id.get(topic_id)
+        if topic is None:
+            err = ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            results.append(R.DeletableTopicResult(
+                name=name, topic_id=topic_id or uuid.UUID(int=0), error_code=err,
+                error_message="This server does not host this topic ID." if name is None
+                else "This server does not host this topic-partition."))
+            continue
+        record = Record(TopicKey(topic.name), None)
+        broker.apply(record)
+        records.append(record)
+        if broker.groups is not None:  # groups that paused its partitions forget them
+            records += broker.groups.topic_deleted(topic.topic_id).records
+        results.append(R.DeletableTopicResult(name=topic.name, topic_id=topic.topic_id,
+                                              error_code=0, error_message=None))
+    return _answer(broker, records, R(throttle_time_ms=0, responses=results))
+
+
+@serves(37)
+def create_partitions(broker: Any, ctx: Any, request: Any) -> Any:
+    R = CreatePartitionsResponse
+    results = []
+    records: list[Any] = []
+    for t in request.topics:
+        err: int
+        msg: str | None
+        topic = broker.topics.get(t.name)
+        if topic is None:
+            err, msg = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{t.name}' does not exist."
+        elif t.count <= len(topic.partitions):
+            err, msg = ErrorCode.INVALID_PARTITIONS, (
+                f"Topic currently has {len(topic.partitions)} partitions, which is higher than "
+                f"the requested {t.count}." if t.count < len(topic.partitions)
+                else f"Topic already has {t.count} partitions.")
+        elif t.count > MAX_PARTITIONS:
+            err, msg = ErrorCode.INVALID_PARTITIONS, "Too many partitions requested."
+        else:
+            err, msg = 0, None
+            if not request.validate_only:
+                record = topic_record(topic.name, topic.topic_id, t.count, topic.configs)
+                broker.apply(record)
+                records.append(record)
+        results.append(R.CreatePartitionsTopicResult(name=t.name, error_code=err, error_message=msg))
+    return _answer(broker, records, R(throttle_time_ms=0, results=results))
+
+
+BROKER_CONFIGS: dict[str, str] = {
+    "auto.create.topics.enable": "true",
+    "num.partitions": "1",
+    "default.replication.factor": "1",
+    "offsets.topic.replication.factor": "1",
+    "message.max.bytes": "1048588",
+    "group.min.session.timeout.ms": "6000",
+    "group.max.session.timeout.ms": "1800000",
+    "group.initial.rebalance.delay.ms": "0",
+    "offsets.retention.minutes": "10080",
+}
+
+
+def broker_configs(broker: Any) -> dict[str, str]:
+    cfg = broker.config
+    values = dict(BROKER_CONFIGS)
+    values.update({
+        "auto.create.topics.enable": str(cfg.auto_create_topics).lower(),
+        "num.partitions": str(cfg.default_partitions),
+        "group.min.session.timeout.ms": str(cfg.min_session_timeout_ms),
+        "group.max.session.timeout.ms": str(cfg.max_session_timeout_ms),
+        "group.initial.rebalance.delay.ms": str(cfg.initial_rebalance_delay_ms),
+        "offsets.retention.minutes": str(cfg.offsets_retention_ms // 60000),
+        "broker.id": str(cfg.node_id),
+        "node.id": str(cfg.node_id),
+    })
+    return values
+
+
+@serves(32)
+def describe_configs(broker: Any, ctx: Any, request: Any) -> Any:
+    R = DescribeConfigsResponse
+    results = []
+    for res in request.resources:
+        entries: list[Any] = []
+        err, msg = 0, None
+        if res.resource_type == _TOPIC_RESOURCE:
+            topic = broker.topics.get(res.resource_name)
+            if topic is None:
+                err, msg = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {res.resource_name} does not exist."
+            else:
+                values = {**DEFAULT_TOPIC_CONFIGS, **topic.configs}
+                entries = [_describe_entry(R, ctx.api_version, k, v,
+                                           _SOURCE_TOPIC if k in topic.configs else _SOURCE_DEFAULT)
+                           for k, v in sorted(values.items())]
+        elif res.resource_type == _BROKER_RESOURCE:
+            if res.resource_name not in ("", str(broker.config.node_id)):
+                err, msg = ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {broker.config.node_id}"
+            else:
+                entries = [_describe_entry(R, ctx.api_version, k, v, _SOURCE_STATIC)
+                           for k, v in sorted(broker_configs(broker).items())]
+        else:
+            err, msg = ErrorCode.INVALID_REQUEST, f"Unsupported resource type {res.resource_type}"
+        if res.configuration_keys is not None:
+            keys = set(res.configuration_keys)
+            entries = [e for e in entries if e.name in keys]
+        results.append(R.DescribeConfigsResult(
+            error_code=err, error_message=msg, resource_type=res.resource_type,
+            resource_name=res.resource_name, configs=entries))
+    return R(throttle_time_ms=0, results=results)
+
+
+def _describe_entry(R: Any, version: int, key: str, value: str, source: int) -> Any:
+    return R.DescribeConfigsResourceResult(
+        name=key, value=value, read_only=source != _SOURCE_TOPIC, config_source=source,
+        is_default=source == _SOURCE_DEFAULT, is_sensitive=False, synonyms=[],
+        config_type=0, documentation=None)

@@ -1,0 +1,243 @@
+"""Topics and their partitions: names, ids, configs and the in-memory data plane.
+
+A partition keeps the record batches it was given (rewritten only in their base
+offset), an index of base offsets for fetches from any offset, the log start
+offset and the high watermark (single replica: the log end offset).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kcsim.protocol.record_batch import BatchInfo, iter_batches, record_timestamps, with_base_offset
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+MAX_TOPIC_NAME = 249
+_LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
+
+DEFAULT_TOPIC_CONFIGS: dict[str, str] = {
+    "cleanup.policy": "delete",
+    "compression.type": "producer",
+    "max.message.bytes": "1048588",
+    "message.timestamp.type": "CreateTime",
+    "min.insync.replicas": "1",
+    "retention.bytes": "-1",
+    "retention.ms": "604800000",
+    "segment.bytes": "1073741824",
+}
+
+
+def topic_name_problem(name: str) -> str | None:
+    """Kafka's topic name rules; None when the name is legal."""
+    if not name:
+        return "Topic name is illegal, it can't be empty"
+    if name in (".", ".."):
+        return "Topic name cannot be \".\" or \"..\""
+    if len(name) > MAX_TOPIC_NAME:
+        return f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME} characters"
+    if not _LEGAL.match(name):
+        return (f"Topic name \"{name}\" is illegal, it contains a character other than "
+                "ASCII alphanumerics, '.', '_' and '-'")
+    return None
+
+
+class MemoryBatches:
+    """Batches of one partition kept in memory (``--in-memory``); PartitionLog's interface."""
+
+    def __init__(self) -> None:
+        self._batches: list[bytes] = []
+        self._bases: list[int] = []
+        self.log_start_offset = 0
+        self.log_end_offset = 0
+
+    def append(self, base_offset: int, last_offset_delta: int, batch: bytes, max_timestamp: int) -> None:
+        self._batches.append(batch)
+        self._bases.append(base_offset)
+        self.log_end_offset = base_offset + last_offset_delta + 1
+
+    def read(self, from_offset: int, max_bytes: int) -> list[tuple[int, bytes]]:
+        i = max(0, bisect.bisect_right(self._bases, from_offset) - 1)
+        out: list[tuple[int, bytes]] = []
+        total = 0
+        while i < len(self._batches):
+            b = self._batches[i]
+            if out and total + len(b) > max_bytes:
+                break
+            out.append((self._bases[i], b))
+            total += len(b)
+            i += 1
+        return out
+
+    def sync(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def delete(self) -> None:
+        self._batches.clear()
+        self._bases.clear()
+
+
+class Partition:
+    """One partition: its batch store plus the per-batch index timestamp lookups need."""
+
+    def __init__(self, index: int, store: Any | None = None) -> None:
+        self.index = index
+        self.store = store if store is not None else MemoryBatches()
+        self.base_offsets: list[int] = []
+        self.max_timestamps: list[int] = []
+        self.max_timestamp = -1
+        self.max_timestamp_offset = -1
+        if self.store.log_end_offset > self.store.log_start_offset:
+            self._rebuild_index()
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.store.log_start_offset  # type: ignore[no-any-return]
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.store.log_end_offset  # type: ignore[no-any-return]
+
+    @property
+    def high_watermark(self) -> int:
+        return self.store.log_end_offset  # type: ignore[no-any-return]
+
+    def _rebuild_index(self) -> None:
+        offset = self.store.log_start_offset
+        end = self.store.log_end_offset
+        while offset < end:
+            chunk = self.store.read(offset, 16 * 1024 * 1024)
+            if not chunk:
+                break
+            for base, batch in chunk:
+                info = next(iter_batches(batch))
+                self._index(base, info)
+                offset = base + info.last_offset_delta + 1
+
+    def _index(self, base: int, info: BatchInfo) -> None:
+        self.base_offsets.append(base)
+        self.max_timestamps.append(info.max_timestamp)
+        if info.max_timestamp > self.max_timestamp:
+            self.max_timestamp = info.max_timestamp
+            self.max_timestamp_offset = base + info.last_offset_delta
+
+    def append(self, batch: bytes, info: BatchInfo) -> int:
+        """Append one batch; returns the base offset assigned to it."""
+        base = self.store.log_end_offset
+        self.store.append(base, info.last_offset_delta, with_base_offset(batch, base),
+                          info.max_timestamp)
+        self._index(base, info)
+        return base  # type: ignore[no-any-return]
+
+    def read(self, offset: int, max_bytes: int) -> list[bytes]:
+        """Whole batches from the one holding `offset`; at least one batch (KIP-74)."""
+        return [b for _base, b in self.store.read(offset, max_bytes)]
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int]:
+        """(offset, timestamp) of the first record with timestamp >= target, or (-1, -1)."""
+        for i, max_ts in enumerate(self.max_timestamps):
+            if max_ts < timestamp:
+                continue
+            base = self.base_offsets[i]
+            if base < self.log_start_offset:
+                continue
+            batch = self.store.read(base, 1)[0][1]
+            if batch[22] & 0x07 == 0:  # attributes low byte: uncompressed
+                for delta, ts in record_timestamps(batch):
+                    if ts >= timestamp:
+                        return base + delta, ts
+            return base, max_ts
+        return -1, -1
+
+
+@dataclass
+class Topic:
+    name: str
+    topic_id: uuid.UUID
+    partitions: list[Partition]
+    configs: dict[str, str] = field(default_factory=dict)
+
+
+class TopicRegistry:
+    """All topics by name and by id; the single place topics are created or removed."""
+
+    def __init__(self, open_store: Callable[[uuid.UUID, int], Any] | None = None) -> None:
+        self.by_name: dict[str, Topic] = {}
+        self.by_id: dict[uuid.UUID, Topic] = {}
+        self._open_store = open_store or (lambda topic_id, index: MemoryBatches())
+        self.version = 0  # bumped on every change, so cached metadata knows it is stale
+
+    def get(self, name: str) -> Topic | None:
+        return self.by_name.get(name)
+
+    def create(self, name: str, partitions: int, configs: dict[str, str] | None = None,
+               topic_id: uuid.UUID | None = None) -> Topic:
+        self.version += 1
+        topic_id = topic_id or uuid.uuid4()
+        topic = Topic(name, topic_id,
+                      [Partition(i, self._open_store(topic_id, i)) for i in range(partitions)],
+                      dict(configs or {}))
+        self.by_name[name] = topic
+        self.by_id[topic.topic_id] = topic
+        return topic
+
+    def delete(self, name: str) -> Topic | None:
+        self.version += 1
+        topic = self.by_name.pop(name, None)
+        if topic is not None:
+            self.by_id.pop(topic.topic_id, None)
+            for partition in topic.partitions:
+                partition.store.delete()
+        return topic
+
+    def close(self) -> None:
+        for topic in self.by_name.values():
+            for partition in topic.partitions:
+                partition.store.sync()
+                partition.store.close()
+
+    def apply(self, record: Any) -> None:
+        """Fold a topic record (TopicKey -> TopicValue or tombstone) into the registry."""
+        name = record.key.name
+        value = record.value
+        if value is None:
+            self.delete(name)
+            return
+        topic = self.by_name.get(name)
+        if topic is None:
+            self.create(name, value.partitions, value.configs, uuid.UUID(bytes=value.topic_id))
+        else:
+            topic.configs = dict(value.configs)
+            self.version += 1
+            self.add_partitions(name, value.partitions)
+
+    def add_partitions(self, name: str, count: int) -> None:
+        self.version += 1
+        topic = self.by_name[name]
+        for i in range(len(topic.partitions), count):
+            topic.partitions.append(Partition(i, self._open_store(topic.topic_id, i)))
+
+    # TopicLookup protocol used by the group coordinator
+    def partition_count(self, name: str) -> int | None:
+        topic = self.by_name.get(name)
+        return None if topic is None else len(topic.partitions)
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        topic = self.by_id.get(topic_id)
+        return None if topic is None else topic.name
+
+    def topic_id(self, name: str) -> uuid.UUID | None:
+        topic = self.by_name.get(name)
+        return None if topic is None else topic.topic_id
+
+    def topic_names(self) -> list[str]:
+        """Every topic name (what KIP-848 regex subscriptions match against)."""
+        return list(self.by_name)

@@ -1,0 +1,61 @@
+"""`kcsim consumer-groups`: kafka-consumer-groups.sh, flag for flag, plus KIP-1249's pause.
+
+Works against kcsim and any Kafka cluster (the pause actions need kcsim). The pieces
+live in `coordinator.tools.group_command`; this module wires them to the `kcsim` CLI.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kcsim.admin import AdminClient, AdminError
+
+from .group_command import deletion, describe, listing, pausing, reset
+from .group_command.options import DESCRIPTION, Options, add_arguments, validate
+from .group_command.report import USAGE_ERROR, Reporter, UsageError
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+
+ACTIONS: dict[str, Callable[[AdminClient, Options, Reporter], None]] = {
+    "list": listing.list_groups,
+    "describe": describe.describe,
+    "delete": deletion.delete_groups,
+    "delete_offsets": deletion.delete_offsets,
+    "reset_offsets": reset.reset_offsets,
+    "pause": pausing.change_pause,
+    "resume": pausing.change_pause,
+    "paused_partitions": pausing.paused_partitions,
+}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("consumer-groups", help="list, describe, reset and delete consumer groups",
+                       description=DESCRIPTION)
+    add_arguments(p)
+    p.set_defaults(run=run, parser=p)
+
+
+def run(args: argparse.Namespace, reporter: Reporter | None = None) -> int:
+    report = reporter or Reporter()
+    parser: argparse.ArgumentParser = args.parser
+    try:
+        opts = validate(args)
+        with _client(opts) as admin:
+            ACTIONS[opts.action](admin, opts, report)
+    except UsageError as exc:
+        parser.print_usage(report.err)
+        report.warn(f"{parser.prog}: error: {exc}")
+        return USAGE_ERROR
+    except AdminError as exc:
+        report.error(exc)
+    return report.exit_code
+
+
+def _client(opts: Options) -> AdminClient:
+    try:
+        return AdminClient(opts.bootstrap, timeout=opts.timeout_s,
+                           pause_api_keys=opts.pause_api_keys)
+    except ValueError as exc:
+        raise UsageError(f"--bootstrap-server: {exc}") from None
