@@ -5,12 +5,14 @@ from __future__ import annotations
 import gc
 import logging
 import signal
+import time
 from typing import TYPE_CHECKING
 
 import trio
 
 from kcsim.coordinator.groups import GroupConfig, GroupCoordinator
 
+from .broker import Broker
 from .durability import open_durability, remove_orphan_partitions, replay
 from .shell import Server
 from .topics import TopicRegistry
@@ -39,24 +41,38 @@ def group_config(config: Config) -> GroupConfig:
 
 
 def build(config: Config) -> Server:
-    """A ready-to-serve Server: coordinator attached, durable state replayed."""
-    server = Server(config)
-    broker = server.broker
-    if not config.in_memory:
-        durability = open_durability(config, server.now_ms)
-        try:
-            broker.topics = TopicRegistry(durability.open_partition)
-            broker.groups = GroupCoordinator(group_config(config), broker.topics)
-            replay(durability, broker.apply)
-            remove_orphan_partitions(durability, set(broker.topics.by_id))
-        except BaseException:
-            broker.topics.close()
-            durability.close()
-            raise
-        server.attach_durability(durability)
-    else:
-        broker.groups = GroupCoordinator(group_config(config), broker.topics)
+    """A ready-to-serve Server: broker state and coordinator built, durable state replayed."""
+    if config.in_memory:
+        topics = TopicRegistry()
+        broker = Broker(config, topics, GroupCoordinator(group_config(config), topics))
+        return Server(config, broker)
+    clock = _Clock()
+    durability = open_durability(config, clock)
+    topics = TopicRegistry(durability.open_partition)
+    try:
+        broker = Broker(config, topics, GroupCoordinator(group_config(config), topics))
+        replay(durability, broker.apply)
+        remove_orphan_partitions(durability, set(topics.by_id))
+    except BaseException:
+        topics.close()
+        durability.close()
+        raise
+    server = Server(config, broker, durability)
+    clock.server = server
     return server
+
+
+class _Clock:
+    """The writer stamps records with the server's clock, which exists once the
+    server does; until then (replay) its stamps are wall-clock time."""
+
+    def __init__(self) -> None:
+        self.server: Server | None = None
+
+    def __call__(self) -> int:
+        if self.server is None:
+            return int(time.time() * 1000)
+        return self.server.now_ms()
 
 
 async def run_until_signal(config: Config) -> int:

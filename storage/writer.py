@@ -141,6 +141,20 @@ class GroupCommitWriter:
         if batch.error is not None:
             raise type(batch.error)(str(batch.error)) from batch.cause
 
+    def commit_nowait(self, records: Sequence[Record]) -> bool:
+        """Commit without waiting where the policy allows it: True when ``records``
+        are now durable as the policy defines it (appended to the OS under
+        "interval" and "never"); False, with nothing done, when the caller must
+        ``await commit(records)`` (policy "always"). The policy is decided here only."""
+        if self._policy == "always":
+            return False
+        if self._failure is not None or self._closing:
+            self._raise_if_unusable()
+        if records:
+            self.stats.commits += 1
+            self._append_now(records)
+        return True
+
     def commit_now(self, records: Sequence[Record]) -> None:
         """Synchronous commit for code without trio: append, then fsync per the policy.
 

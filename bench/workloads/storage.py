@@ -10,7 +10,7 @@
   dir's `meta/`, 10 partitions per append as a 10-partition OffsetCommit
   writes them (one batch frame each); after one untimed start (which creates the partition
   directories of the log's topics), timed: `kcsim serve` from spawn to its ready
-  line (and the replay time it logs), `coordinator.app.build(config)` in this
+  line (and the replay time it logs), `kcsim.server.app.build(config)` in this
   process, and storage.compact() of the log's closed segments.
 - storage_memory: resident memory (VmRSS) of `kcsim serve` once it has replayed
   a log of 1,000,000 distinct committed partitions, minus that of an empty server,
@@ -260,7 +260,7 @@ def _serve_once(data_dir: Path) -> dict[str, float]:
 
 
 def _build_in_process(data_dir: Path) -> dict[str, float]:
-    """coordinator.app.build(config) in this process: open, replay, attach."""
+    """kcsim.server.app.build(config) in this process: open, replay, attach."""
     import gc
 
     from kcsim.server import config as config_mod
