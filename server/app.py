@@ -12,6 +12,7 @@ import trio
 from kcsim.coordinator.groups import GroupConfig, GroupCoordinator
 
 from .durability import open_durability, remove_orphan_partitions, replay
+from .limits import log_connection_room, raise_open_file_limit
 from .shell import Server
 from .topics import TopicRegistry
 
@@ -60,6 +61,7 @@ def build(config: Config) -> Server:
 
 
 async def run_until_signal(config: Config) -> int:
+    open_files = raise_open_file_limit()  # before replay opens the partition files
     try:
         server = build(config)
     except Exception as exc:  # storage refused to open: say why, exit non-zero
@@ -72,6 +74,7 @@ async def run_until_signal(config: Config) -> int:
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             await nursery.start(server.serve)
+            log_connection_room(open_files)
             print(f"kcsim ready on {config.host}:{server.port}", flush=True)
 
             async def wait_for_signal() -> None:
