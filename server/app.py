@@ -14,6 +14,7 @@ from kcsim.coordinator.groups import GroupConfig, GroupCoordinator
 
 from .broker import Broker
 from .durability import open_durability, remove_orphan_partitions, replay
+from .limits import log_connection_room, raise_open_file_limit
 from .shell import Server
 from .topics import TopicRegistry
 
@@ -76,6 +77,7 @@ class _Clock:
 
 
 async def run_until_signal(config: Config) -> int:
+    open_files = raise_open_file_limit()  # before replay opens the partition files
     try:
         server = build(config)
     except Exception as exc:  # storage refused to open: say why, exit non-zero
@@ -88,6 +90,7 @@ async def run_until_signal(config: Config) -> int:
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             await nursery.start(server.serve)
+            log_connection_room(open_files)
             print(f"kcsim ready on {config.host}:{server.port}", flush=True)
 
             async def wait_for_signal() -> None:

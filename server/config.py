@@ -39,7 +39,7 @@ class Config:
     consumer_group_assignors: str = "uniform,range"
     consumer_group_max_size: int = 2147483647
     max_frame_bytes: int = 100 * 1024 * 1024
-    max_connections: int = 1000
+    max_connections: int = 0
     idle_timeout_ms: int = 600000
     fsync: str = "always"
     fsync_interval_ms: int = 1000
@@ -80,7 +80,7 @@ HELP: dict[str, str] = {
     "consumer_group_assignors": "server-side assignors, the first is the default (uniform, range)",
     "consumer_group_max_size": "group.consumer.max.size",
     "max_frame_bytes": "largest request frame accepted (socket.request.max.bytes)",
-    "max_connections": "connections served at once; more are closed on accept",
+    "max_connections": "connections served at once, more are closed on accept (0 = no limit, as in Kafka)",
     "idle_timeout_ms": "close a connection idle this long (connections.max.idle.ms)",
     "fsync": "always | interval | never: when acknowledged writes reach the disk",
     "fsync_interval_ms": "fsync period for --fsync interval",
@@ -143,6 +143,8 @@ def validate(cfg: Config) -> None:
         raise ValueError(f"fsync must be always, interval or never, not {cfg.fsync!r}")
     if not 0 <= cfg.port <= 65535:
         raise ValueError(f"port {cfg.port} out of range")
+    if cfg.max_connections < 0:
+        raise ValueError("max_connections must be 0 (no limit) or more")
     if cfg.default_partitions < 1:
         raise ValueError("default_partitions must be at least 1")
     extension_keys(cfg)

@@ -12,11 +12,18 @@ must wait (a long poll, a rebalance) holds the connection's later requests
 behind it. Answers that only wait for their records to be durable do not:
 the records of all of them are made durable in one group commit, then the
 answers go out in order.
+
+Nothing is read from a connection while its answers wait to be sent, and no
+more than UNSENT_BOUND bytes of answers are built before they are sent: a
+client that sends requests but never reads stalls its own connection (as Kafka
+mutes its channel) instead of growing the server's memory.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import struct
 import time
 from typing import TYPE_CHECKING, Any
@@ -39,6 +46,13 @@ log = logging.getLogger("kcsim.server")
 
 _SIZE = struct.Struct(">i")
 _RECV = 256 * 1024
+UNSENT_BOUND = 1024 * 1024  # answers built but not sent, per connection
+
+# accept(2) failing for want of descriptors or kernel memory: the server is full,
+# not broken. Retry after a pause; say so at most once per ACCEPT_LOG_INTERVAL_S.
+_ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+ACCEPT_RETRY_S = 0.1
+ACCEPT_LOG_INTERVAL_S = 1.0
 
 
 class ConnectionAbort(Exception):
@@ -128,9 +142,9 @@ class Server:
                     if self.broker.groups is not None:
                         nursery.start_soon(self._timer)
                     nursery.start_soon(self._reap_idle)
+                    for listener in listeners:
+                        nursery.start_soon(self._accept, listener, nursery)
                     task_status.started(self.port)
-                    await trio.serve_listeners(self._connection, listeners,
-                                               handler_nursery=nursery)
         finally:
             with trio.CancelScope(shield=True):
                 await self._close_storage()
@@ -180,8 +194,34 @@ class Server:
 
     # -- connections --------------------------------------------------------
 
+    async def _accept(self, listener: trio.SocketListener, nursery: trio.Nursery) -> None:
+        """Start a task per accepted connection; when descriptors run out, keep serving
+        the open connections and accept again once some close."""
+        failed = 0  # accepts failed since the last one that worked
+        logged_at = -ACCEPT_LOG_INTERVAL_S
+        while True:
+            try:
+                stream = await listener.accept()
+            except OSError as exc:
+                if exc.errno not in _ACCEPT_CAPACITY_ERRNOS:
+                    raise
+                failed += 1
+                now = trio.current_time()
+                if now - logged_at >= ACCEPT_LOG_INTERVAL_S:
+                    logged_at = now
+                    log.warning("cannot accept connections: %s (%d connections open); "
+                                "retrying every %d ms", os.strerror(exc.errno), self.connections,
+                                ACCEPT_RETRY_S * 1000)
+                await trio.sleep(ACCEPT_RETRY_S)
+                continue
+            if failed:
+                log.info("accepting connections again after %d failed attempts", failed)
+                failed = 0
+            nursery.start_soon(self._connection, stream)
+
     async def _connection(self, stream: trio.SocketStream) -> None:
-        if self.connections >= self.config.max_connections:
+        limit = self.config.max_connections
+        if limit and self.connections >= limit:
             log.warning("connection refused: %d connections already open", self.connections)
             await stream.aclose()
             return
@@ -247,10 +287,16 @@ class Server:
             end = len(data)
             now = self.now_ms()
             out: list[bytes | bytearray] = []
+            unsent = 0  # bytes in `out`
             records: list[Record] = []  # of answers in `out`, not yet durable
             released: Released = []
             violation: ProtocolViolation | None = None
             while end - pos >= 4:
+                if unsent > UNSENT_BOUND:  # send before answering more: a peer not reading stalls here
+                    self._rearm()
+                    await self._flush(stream, out, records, released)
+                    out, records, released = [], [], []
+                    unsent = 0
                 (size,) = unpack(data, pos)
                 if size < 0 or size > max_frame:
                     violation = ProtocolViolation(
@@ -272,6 +318,7 @@ class Server:
                 if reply.pending is None:
                     if reply.frame is not None:
                         out.append(reply.frame)
+                        unsent += len(reply.frame)
                     continue
                 # An answer that must wait: everything before it goes out first.
                 self._rearm()
@@ -281,6 +328,7 @@ class Server:
                     reply.withdraw()
                     raise
                 out, records, released = [], [], []
+                unsent = 0
                 conn.waiting = True
                 try:
                     answer = await reply.pending
@@ -288,6 +336,7 @@ class Server:
                     conn.waiting = False
                 if answer is not None:
                     out.append(answer)
+                    unsent += len(answer)
                 now = self.now_ms()
             self._rearm()
             pending = bytearray(view[pos:]) if pos < end else b""

@@ -33,6 +33,7 @@ def test_config_file_from_environment(tmp_path):
         ({"KCSIM_FSYNC": "sometimes"}, "fsync"),
         ({"KCSIM_PAUSE_API_KEYS": "1000,1000,1001"}, "pause_api_keys"),
         ({"KCSIM_MIN_SESSION_TIMEOUT_MS": "9000", "KCSIM_MAX_SESSION_TIMEOUT_MS": "8000"}, "min_session"),
+        ({"KCSIM_MAX_CONNECTIONS": "-1"}, "max_connections"),
     ],
 )
 def test_bad_settings_are_named(env, message):
