@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import logging
 import signal
@@ -13,6 +14,7 @@ import trio
 from kcsim.coordinator.groups import GroupConfig, GroupCoordinator
 
 from .broker import Broker
+from .config import SETTINGS, validate
 from .durability import open_durability, remove_orphan_partitions, replay
 from .limits import log_connection_room, raise_open_file_limit
 from .shell import Server
@@ -24,25 +26,24 @@ if TYPE_CHECKING:
 log = logging.getLogger("kcsim")
 
 
+# GroupConfig fields a server setting of the same name gives (the others are Kafka's
+# fixed values); the assignors are the one setting written differently (a list).
+_GROUP_SETTINGS = tuple(
+    f.name for f in dataclasses.fields(GroupConfig)
+    if f.name in SETTINGS and f.name != "consumer_group_assignors")
+
+
 def group_config(config: Config) -> GroupConfig:
-    return GroupConfig(
-        initial_rebalance_delay_ms=config.initial_rebalance_delay_ms,
-        min_session_timeout_ms=config.min_session_timeout_ms,
-        max_session_timeout_ms=config.max_session_timeout_ms,
-        group_max_size=config.group_max_size,
-        offsets_retention_ms=config.offsets_retention_ms,
-        offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
-        offset_metadata_max_bytes=config.offset_metadata_max_bytes,
-        consumer_group_session_timeout_ms=config.consumer_group_session_timeout_ms,
-        consumer_group_heartbeat_interval_ms=config.consumer_group_heartbeat_interval_ms,
-        consumer_group_assignors=tuple(
-            name.strip() for name in config.consumer_group_assignors.split(",") if name.strip()),
-        consumer_group_max_size=config.consumer_group_max_size,
-    )
+    """The coordinator's settings, taken from the server's by name."""
+    return GroupConfig(**{name: getattr(config, name) for name in _GROUP_SETTINGS},
+                       consumer_group_assignors=config.assignors)
 
 
 def build(config: Config) -> Server:
-    """A ready-to-serve Server: broker state and coordinator built, durable state replayed."""
+    """A ready-to-serve Server: broker state and coordinator built, durable state replayed.
+
+    Raises ConfigError for a Config built in code with a value out of its range."""
+    validate(config)
     if config.in_memory:
         topics = TopicRegistry()
         broker = Broker(config, topics, GroupCoordinator(group_config(config), topics))
