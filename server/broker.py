@@ -24,10 +24,10 @@ from kcsim.protocol.headers import (
     response_header_version,
 )
 from kcsim.protocol.primitives import DecodeError
-from kcsim.storage.records import TopicKey
 
 from .context import Durable, RequestContext
 from .dispatch import Route, load_handlers
+from .topic_records import TopicKey
 from .topics import TopicRegistry
 
 if TYPE_CHECKING:
