@@ -4,14 +4,14 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
-SOURCES := kcsim protocol coordinator storage server admin tools
+SOURCES := kcsim protocol coordinator storage server admin tools pipeline
 
 .PHONY: install run test bench soak lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
+	$(BIN)/python -m pip install --quiet -e '.[test,dev,spark]'
 	touch $(STAMP)
 
 install: $(STAMP)

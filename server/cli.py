@@ -1,10 +1,16 @@
-"""The `kcsim` command: `kcsim serve` runs the broker."""
+"""The `kcsim` command: `kcsim serve` runs the broker.
+
+Other parts of kcsim add subcommands through the ``kcsim.commands`` entry point
+(a function taking the subparsers), so the server imports none of them: the
+Spark pipeline's `kcsim pipeline` is one, and `kcsim serve` never loads Spark.
+"""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import sys
+from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
 
 import trio
@@ -48,6 +54,8 @@ def parser() -> argparse.ArgumentParser:
     from kcsim.tools import consumer_groups
 
     consumer_groups.register(sub)
+    for command in entry_points(group="kcsim.commands"):
+        command.load()(sub)
     return top
 
 

@@ -5,8 +5,8 @@ record log: topics, groups, offsets, paused partitions) and
 `<data-dir>/partitions/<topic id>/<partition>/` (produced batches).
 
 The record log holds the coordinator's records and the broker's topic records;
-:data:`RECORD_TYPES` puts them together, the one place that says what a data
-directory's log may contain.
+:data:`RECORD_TYPES` (from ``record_types``) puts them together, the one place
+that says what a data directory's log may contain.
 """
 
 from __future__ import annotations
@@ -19,17 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kcsim.coordinator.records import COORDINATOR_RECORD_TYPES
-from kcsim.storage import DataDirLock, GroupCommitWriter, PartitionLog, RecordLog, RecordTypes
+from kcsim.storage import DataDirLock, GroupCommitWriter, PartitionLog, RecordLog
 
-from .topic_records import TOPIC_RECORD_TYPES
+from .record_types import RECORD_TYPES
 
 if TYPE_CHECKING:
     from .config import Config
 
 log = logging.getLogger("kcsim.storage")
 
-RECORD_TYPES = RecordTypes(COORDINATOR_RECORD_TYPES + TOPIC_RECORD_TYPES)
+__all__ = ["RECORD_TYPES", "Durability", "open_durability", "remove_orphan_partitions", "replay"]
 
 
 @dataclass

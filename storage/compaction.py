@@ -61,6 +61,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+DEFAULT_TOMBSTONE_RETENTION_MS = 24 * 60 * 60 * 1000
+
 
 @dataclass(frozen=True)
 class CompactionStats:

@@ -419,7 +419,7 @@ def _index_segment(segment: _Segment, *, check_crc: bool) -> tuple[int, str] | N
             return _walk_frames(segment, buf, size, check_crc)
 
 
-def _walk_frames(segment: _Segment, buf: mmap.mmap, size: int,
+def _walk_frames(segment: _Segment, buf: mmap.mmap | bytes, size: int,
                  check_crc: bool) -> tuple[int, str] | None:
     unpack = FRAME.unpack_from
     bases, positions = segment.bases, segment.positions
@@ -477,3 +477,43 @@ def _truncate(path: str, size: int) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+# -- reading beside a live server ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SegmentBatches:
+    """One segment file's valid batches, read without changing anything on disk."""
+
+    batches: list[tuple[int, bytes]]  # (base offset, batch bytes), in offset order
+    end_offset: int  # one past the last offset of the valid batches
+    valid_bytes: int
+    file_bytes: int
+    damage: tuple[int, str] | None  # (byte position, reason) of the first invalid frame
+    torn: bool  # the damage is a torn tail: no valid frame follows it
+
+
+def read_segment_batches(path: str, base: int) -> SegmentBatches:
+    """Every CRC-checked batch of the segment file ``path`` whose first offset is ``base``.
+
+    The frames are walked as :meth:`PartitionLog.open` walks them; the caller
+    decides what damage means (a torn tail of the newest segment is what an
+    open would cut).
+    """
+    segment = _Segment(base, path, end_offset=base)
+    with open(path, "rb") as f:
+        buf = f.read()
+    damage = _walk_frames(segment, buf, len(buf), check_crc=True) if buf else None
+    positions = segment.positions
+    batches = []
+    for i, position in enumerate(positions):
+        frame_end = positions[i + 1] if i + 1 < len(positions) else segment.size
+        batches.append((segment.bases[i], buf[position + FRAME_SIZE:frame_end]))
+    torn = damage is not None and not _valid_frame_follows(path, damage[0])
+    return SegmentBatches(batches, segment.end_offset, segment.size, len(buf), damage, torn)
+
+
+def read_log_start_offset(directory: str) -> int:
+    """The partition's log start offset as recorded on disk (0 if never truncated)."""
+    return _read_log_start(directory)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Literal
 
 import trio
 
-from .compaction import CompactionStats, compact
+from .compaction import DEFAULT_TOMBSTONE_RETENTION_MS, CompactionStats, compact
 from .errors import StorageClosedError, StorageError, StorageFailedError
 from .records import Record
 
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 
 FsyncPolicy = Literal["always", "interval", "never"]
 FSYNC_POLICIES: tuple[str, ...] = ("always", "interval", "never")
-DEFAULT_TOMBSTONE_RETENTION_MS = 24 * 60 * 60 * 1000
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,217 @@
+"""Segments turned into Arrow record batches: what the data source's workers yield.
+
+Building columns in Python lists and handing them to Arrow once per batch is
+the fast path of PySpark's Python data sources (no per-row conversion on the
+JVM side). Each function reads one segment file.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from kcsim.storage.errors import StorageError
+
+from .columns import LEADING, TIMESTAMP, timestamps
+from .meta_log import SegmentFile, SegmentRead, decoded_records, judge, raw_records
+from .partition_data import (
+    PartitionSegment,
+    read_partition_segment,
+    segment_records,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from .columns import RecordColumns
+    from .meta_log import Tear
+
+BATCH_ROWS = 32_768
+TIMESTAMP_COLUMN = [f.name for f in LEADING].index("timestamp")
+
+log = logging.getLogger("kcsim.pipeline")
+
+RAW_SCHEMA = pa.schema([
+    pa.field("segment", pa.int64(), nullable=False),
+    pa.field("position", pa.int64(), nullable=False),
+    pa.field("timestamp_ms", pa.int64(), nullable=False),
+    pa.field("type_id", pa.int32(), nullable=False),
+    pa.field("version", pa.int32(), nullable=False),
+    pa.field("tombstone", pa.bool_(), nullable=False),
+    pa.field("key", pa.binary(), nullable=False),
+    pa.field("value", pa.binary()),
+])
+
+# The columns of Spark's own Kafka source, in its order.
+MESSAGE_SCHEMA = pa.schema([
+    pa.field("key", pa.binary()),
+    pa.field("value", pa.binary()),
+    pa.field("topic", pa.string(), nullable=False),
+    pa.field("partition", pa.int32(), nullable=False),
+    pa.field("offset", pa.int64(), nullable=False),
+    pa.field("timestamp", TIMESTAMP, nullable=False),
+    pa.field("timestampType", pa.int32(), nullable=False),
+    pa.field("headers", pa.list_(pa.struct([pa.field("key", pa.string()),
+                                            pa.field("value", pa.binary())]))),
+])
+
+SEGMENT_SCHEMA = pa.schema([
+    pa.field("log", pa.string(), nullable=False),  # "meta", or "<topic>/<partition>"
+    pa.field("path", pa.string(), nullable=False),
+    pa.field("base", pa.int64(), nullable=False),
+    pa.field("records", pa.int64()),  # records (meta) or batches (partition data) read
+    pa.field("valid_bytes", pa.int64()),
+    pa.field("file_bytes", pa.int64()),
+    pa.field("torn", pa.bool_(), nullable=False),  # a torn tail: the read stopped there
+    pa.field("problem", pa.string()),  # why the read stopped early, or failed
+    pa.field("problem_position", pa.int64()),
+])
+
+
+def warn_tear(tear: Tear | None) -> None:
+    if tear is not None:
+        log.warning("torn tail in %s at byte %d (%s): the read stops there, %d bytes left out",
+                    tear.path, tear.position, tear.reason, tear.dropped_bytes)
+
+
+def record_batches(segment: SegmentFile, columns: RecordColumns,
+                   groups: frozenset[str] | None = None,
+                   topics: frozenset[str] | None = None) -> Iterator[pa.RecordBatch]:
+    """The ``records`` view of one segment: decoded and flattened, in log order."""
+    schema = columns.schema
+    plans = columns.plans
+    width = len(schema)
+    cols: list[list[object]] = [[None] * BATCH_ROWS for _ in range(width)]
+    seg_col, pos_col, ts_col, type_col, tomb_col = cols[:5]
+    read = SegmentRead(segment)
+    n = 0
+    base = segment.base
+    for position, timestamp, record in decoded_records(segment, read):
+        key = record.key
+        if groups is not None and getattr(key, "group", None) not in groups:
+            continue
+        if topics is not None and getattr(key, "topic", None) not in topics:
+            continue
+        value = record.value
+        name, fields = plans[type(key)]
+        seg_col[n] = base
+        pos_col[n] = position
+        ts_col[n] = timestamp
+        type_col[n] = name
+        tomb_col[n] = value is None
+        for f in fields:
+            if f.part == 0:
+                v = getattr(key, f.attr)
+            elif value is None:
+                continue
+            else:
+                v = getattr(value, f.attr)
+            cols[f.index][n] = v if f.convert is None or v is None else f.convert(v)
+        n += 1
+        if n == BATCH_ROWS:
+            yield _batch(cols, n, schema)
+            cols = [[None] * BATCH_ROWS for _ in range(width)]
+            seg_col, pos_col, ts_col, type_col, tomb_col = cols[:5]
+            n = 0
+    if n:
+        yield _batch(cols, n, schema)
+    warn_tear(read.tear)
+
+
+def _batch(cols: list[list[object]], n: int, schema: pa.Schema) -> pa.RecordBatch:
+    arrays = [pa.array(col if n == len(col) else col[:n], type=f.type)
+              for col, f in zip(cols, schema) if f.name != "timestamp"]
+    arrays.insert(TIMESTAMP_COLUMN, timestamps(cols[TIMESTAMP_COLUMN][:n]))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def raw_batches(segment: SegmentFile) -> Iterator[pa.RecordBatch]:
+    """The ``raw`` view of one segment: each record's type id, version and encoded key and value."""
+    read = SegmentRead(segment)
+    rows = raw_records(segment, read)
+    base = segment.base
+    while True:
+        chunk = [row for _, row in zip(range(BATCH_ROWS), rows)]
+        if not chunk:
+            break
+        positions, timestamps, type_ids, versions, keys, values = zip(*chunk)
+        yield pa.RecordBatch.from_arrays([
+            pa.array([base] * len(chunk), pa.int64()),
+            pa.array(positions, pa.int64()),
+            pa.array(timestamps, pa.int64()),
+            pa.array(type_ids, pa.int32()),
+            pa.array(versions, pa.int32()),
+            pa.array([v is None for v in values], pa.bool_()),
+            pa.array(keys, pa.binary()),
+            pa.array(values, pa.binary()),
+        ], schema=RAW_SCHEMA)
+    warn_tear(read.tear)
+
+
+def message_batches(segment: PartitionSegment, partitions: frozenset[int] | None = None,
+                    ) -> Iterator[pa.RecordBatch]:
+    """The ``messages`` view of one partition segment, in offset order."""
+    if partitions is not None and segment.partition not in partitions:
+        return
+    found, tear = read_partition_segment(segment)
+    rows = segment_records(found, segment.log_start_offset)
+    while True:
+        chunk = [row for _, row in zip(range(BATCH_ROWS), rows)]
+        if not chunk:
+            break
+        n = len(chunk)
+        yield pa.RecordBatch.from_arrays([
+            pa.array([r.key for r, _ in chunk], pa.binary()),
+            pa.array([r.value for r, _ in chunk], pa.binary()),
+            pa.array([segment.topic] * n, pa.string()),
+            pa.array([segment.partition] * n, pa.int32()),
+            pa.array([r.offset for r, _ in chunk], pa.int64()),
+            timestamps([r.timestamp for r, _ in chunk]),
+            pa.array([t for _, t in chunk], pa.int32()),
+            pa.array([r.headers or None for r, _ in chunk], MESSAGE_SCHEMA.field("headers").type),
+        ], schema=MESSAGE_SCHEMA)
+    warn_tear(tear)
+
+
+def meta_segment_row(segment: SegmentFile) -> dict[str, object]:
+    """What reading one record-log segment finds, damage included (never raises for it)."""
+    from kcsim.storage.segment import SEGMENT_HEADER_SIZE, scan_frames
+
+    from .registry import record_types
+
+    read = SegmentRead(segment)
+    problem: str | None = None
+    position: int | None = None
+    try:
+        with open(segment.path, "rb") as f:
+            buf = f.read()
+        read.file_bytes = len(buf)
+        judge(segment, buf, scan_frames(record_types(), buf, SEGMENT_HEADER_SIZE, len(buf)), read)
+    except StorageError as exc:
+        problem, position = getattr(exc, "reason", str(exc)), getattr(exc, "position", None)
+    if read.tear is not None:
+        problem, position = read.tear.reason, read.tear.position
+    return {"log": "meta", "path": segment.path, "base": segment.base, "records": read.records,
+            "valid_bytes": read.valid_bytes, "file_bytes": read.file_bytes,
+            "torn": read.tear is not None, "problem": problem, "problem_position": position}
+
+
+def partition_segment_row(segment: PartitionSegment) -> dict[str, object]:
+    """What reading one partition segment finds (never raises for damage)."""
+    row: dict[str, object] = {"log": f"{segment.topic}/{segment.partition}", "path": segment.path,
+                              "base": segment.base, "torn": False, "records": None,
+                              "valid_bytes": None, "file_bytes": None, "problem": None,
+                              "problem_position": None}
+    try:
+        found, tear = read_partition_segment(segment)
+    except StorageError as exc:
+        row["problem"] = getattr(exc, "reason", str(exc))
+        row["problem_position"] = getattr(exc, "position", None)
+        return row
+    row.update(records=len(found.batches), valid_bytes=found.valid_bytes,
+               file_bytes=found.file_bytes)
+    if tear is not None:
+        row.update(torn=True, problem=tear.reason, problem_position=tear.position)
+    return row

@@ -1,0 +1,146 @@
+"""`kcsim pipeline compact|report`: the Spark pipeline from the command line.
+
+Registered with the `kcsim` command through the ``kcsim.commands`` entry
+point; this module imports only argparse, and Spark is started by the
+subcommand that needs it, so `kcsim serve` never loads PySpark.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
+
+    from pyspark.sql import SparkSession
+
+DESCRIPTION = (
+    "Run kcsim's data pipeline on Spark: compact a data directory's record log, or "
+    "report on its consumer groups. Runs on local[*] unless --master names a cluster; "
+    "on a cluster the data directory must be at the same path on every executor "
+    "(a shared filesystem) and kcsim[spark] installed there."
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("pipeline", help="compact the log and report on groups, on Spark",
+                       description=DESCRIPTION)
+    commands = p.add_subparsers(dest="pipeline_command", required=True)
+
+    compact = commands.add_parser(
+        "compact", help="compact the record log (in place, or into --out)",
+        description="Keep the newest record per key of the closed segments and drop "
+        "tombstones older than the retention, as the server's own compaction does. In "
+        "place the swap is crash-safe (the compaction manifest is its commit point); with "
+        "--out a new data directory is written and the source left untouched. Refused "
+        "while a server holds the data directory.")
+    _common(compact)
+    compact.add_argument("--out", help="write a compacted copy of the data directory here")
+    compact.add_argument("--tombstone-retention-ms", type=int, default=None,
+                         help="drop tombstones written longer ago than this "
+                         "(default: the server's default)")
+    compact.add_argument("--segment-bytes", type=int, default=None,
+                         help="largest output segment (default: the server's default)")
+    compact.add_argument("--now-ms", type=int, default=None,
+                         help="the time tombstone ages are measured at (default: now)")
+    compact.set_defaults(run=run_compact, parser=compact)
+
+    report = commands.add_parser(
+        "report", help="write consumer-group reports (Parquet and an HTML page)",
+        description="Offset history, lag over time, rebalance timeline and a summary per "
+        "group, as Parquet tables under --out, an HTML page (--out/report.html) and, when "
+        "small, tables on the terminal.")
+    _common(report)
+    report.add_argument("--out", required=True, help="directory for the report")
+    report.add_argument("--max-rows", type=int, default=40,
+                        help="print a table when it has at most this many rows (default 40)")
+    report.set_defaults(run=run_report, parser=report)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data-dir", required=True, help="the kcsim data directory")
+    p.add_argument("--master", default=None,
+                   help="Spark master URL (default local[*]), e.g. spark://host:7077")
+    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="a Spark setting, repeatable (e.g. spark.executor.memory=4g)")
+
+
+def _session(args: argparse.Namespace, name: str) -> SparkSession:
+    from .session import spark_session
+
+    conf = {}
+    for item in args.conf:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"kcsim pipeline: --conf wants KEY=VALUE, got {item!r}")
+        conf[key] = value
+    spark = spark_session(args.master, f"kcsim-pipeline-{name}", conf)
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _warn_tears(data_dir: str) -> None:
+    from .tears import find_tears
+
+    for tear in find_tears(data_dir):
+        print(f"kcsim pipeline: warning: torn tail in {tear.path} at byte {tear.position} "
+              f"({tear.reason}); reading stops there, {tear.dropped_bytes} bytes left out",
+              file=sys.stderr)
+
+
+def run_compact(args: argparse.Namespace) -> int:
+    from kcsim.storage.compaction import DEFAULT_TOMBSTONE_RETENTION_MS
+    from kcsim.storage.errors import StorageError
+    from kcsim.storage.log import DEFAULT_SEGMENT_BYTES
+
+    from .compact import compact
+
+    if not os.path.isdir(args.data_dir):
+        print(f"kcsim pipeline: {args.data_dir} is not a directory", file=sys.stderr)
+        return 2
+    spark = _session(args, "compact")
+    try:
+        _warn_tears(args.data_dir)
+        stats = compact(
+            spark, args.data_dir, out=args.out,
+            tombstone_retention_ms=(DEFAULT_TOMBSTONE_RETENTION_MS
+                                    if args.tombstone_retention_ms is None
+                                    else args.tombstone_retention_ms),
+            segment_bytes=args.segment_bytes or DEFAULT_SEGMENT_BYTES, now_ms=args.now_ms)
+    except StorageError as exc:
+        print(f"kcsim pipeline: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        spark.stop()
+    where = stats.out or args.data_dir
+    if stats.skipped:
+        print(f"nothing to compact in {args.data_dir}"
+              + (f"; copied to {stats.out}" if stats.out else ""))
+    else:
+        print(f"compacted {stats.segments_before} segments ({stats.records_before} records, "
+              f"{stats.bytes_before} bytes) into {stats.segments_after} "
+              f"({stats.records_after} records, {stats.bytes_after} bytes), "
+              f"{stats.tombstones_dropped} tombstones dropped, in {stats.duration_s:.1f} s: "
+              f"{where}")
+    return 0
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from . import page, report
+
+    if not os.path.isdir(args.data_dir):
+        print(f"kcsim pipeline: {args.data_dir} is not a directory", file=sys.stderr)
+        return 2
+    spark = _session(args, "report")
+    try:
+        _warn_tears(args.data_dir)
+        paths = report.write(report.build(spark, args.data_dir), args.out)
+    finally:
+        spark.stop()
+    html = page.render(paths, os.path.join(args.out, "report.html"),
+                       title=f"kcsim consumer groups: {os.path.abspath(args.data_dir)}")
+    report.print_tables(paths, args.max_rows)
+    print(f"report written to {args.out} ({', '.join(sorted(paths))}; {html})")
+    return 0
