@@ -93,6 +93,7 @@ def _warn_tears(data_dir: str) -> None:
 def run_compact(args: argparse.Namespace) -> int:
     from kcsim.storage.compaction import DEFAULT_TOMBSTONE_RETENTION_MS
     from kcsim.storage.errors import StorageError
+    from kcsim.storage.lock import DataDirLock
     from kcsim.storage.log import DEFAULT_SEGMENT_BYTES
 
     from .compact import compact
@@ -100,6 +101,11 @@ def run_compact(args: argparse.Namespace) -> int:
     if not os.path.isdir(args.data_dir):
         print(f"kcsim pipeline: {args.data_dir} is not a directory", file=sys.stderr)
         return 2
+    try:  # fail fast, before Spark starts; compact() holds the lock for the whole run
+        DataDirLock.acquire(args.data_dir).release()
+    except StorageError as exc:
+        print(f"kcsim pipeline: {exc}", file=sys.stderr)
+        return 1
     spark = _session(args, "compact")
     try:
         _warn_tears(args.data_dir)

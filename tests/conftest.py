@@ -221,16 +221,18 @@ def unique_name(request: pytest.FixtureRequest) -> Callable[[str], str]:
 
 
 # Tiers are markers, given by where a test lives: `pytest -m clients` runs the
-# real-client tests, `-m "not durability"` skips the crash and restart tests.
+# real-client tests, `-m "not durability"` skips the crash and restart tests,
+# `-m "not spark"` the Spark pipeline's.
 _TIERS = {
     ("server", "clients"): "clients",
     ("server", "durability"): "durability",
+    ("pipeline",): "spark",
 }
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         parts = Path(item.path).relative_to(REPO / "tests").parts
-        tier = _TIERS.get(tuple(parts[:2]))
+        tier = _TIERS.get(tuple(parts[:2])) or _TIERS.get(tuple(parts[:1]))
         if tier is not None:
             item.add_marker(tier)
