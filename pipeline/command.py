@@ -67,9 +67,19 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="a Spark setting, repeatable (e.g. spark.executor.memory=4g)")
 
 
-def _session(args: argparse.Namespace, name: str) -> SparkSession:
-    from .session import spark_session
+def _session(args: argparse.Namespace, name: str) -> tuple[SparkSession, bool]:
+    """The session to run on, and whether this command started it (and so stops it).
 
+    In a process that already has a session (a notebook, a test), that one is used."""
+    from pyspark.sql import SparkSession
+
+    from .session import spark_session
+    from .source import register
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        register(active)
+        return active, False
     conf = {}
     for item in args.conf:
         key, sep, value = item.partition("=")
@@ -78,7 +88,7 @@ def _session(args: argparse.Namespace, name: str) -> SparkSession:
         conf[key] = value
     spark = spark_session(args.master, f"kcsim-pipeline-{name}", conf)
     spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    return spark, True
 
 
 def _warn_tears(data_dir: str) -> None:
@@ -106,7 +116,7 @@ def run_compact(args: argparse.Namespace) -> int:
     except StorageError as exc:
         print(f"kcsim pipeline: {exc}", file=sys.stderr)
         return 1
-    spark = _session(args, "compact")
+    spark, owned = _session(args, "compact")
     try:
         _warn_tears(args.data_dir)
         stats = compact(
@@ -119,7 +129,8 @@ def run_compact(args: argparse.Namespace) -> int:
         print(f"kcsim pipeline: {exc}", file=sys.stderr)
         return 1
     finally:
-        spark.stop()
+        if owned:
+            spark.stop()
     where = stats.out or args.data_dir
     if stats.skipped:
         print(f"nothing to compact in {args.data_dir}"
@@ -139,12 +150,13 @@ def run_report(args: argparse.Namespace) -> int:
     if not os.path.isdir(args.data_dir):
         print(f"kcsim pipeline: {args.data_dir} is not a directory", file=sys.stderr)
         return 2
-    spark = _session(args, "report")
+    spark, owned = _session(args, "report")
     try:
         _warn_tears(args.data_dir)
-        paths = report.write(report.build(spark, args.data_dir), args.out)
+        paths = report.write(spark, args.data_dir, args.out)
     finally:
-        spark.stop()
+        if owned:
+            spark.stop()
     html = page.render(paths, os.path.join(args.out, "report.html"),
                        title=f"kcsim consumer groups: {os.path.abspath(args.data_dir)}")
     report.print_tables(paths, args.max_rows)

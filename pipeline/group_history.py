@@ -64,6 +64,12 @@ class GroupHistory:
     activity: list[dict[str, Any]] = field(default_factory=list)  # group, position, active
     paused: list[dict[str, Any]] = field(default_factory=list)  # group, topic, partition, position, paused
 
+    def close(self, end_ms: int) -> None:
+        """End the generations still open at ``end_ms`` (the end of the history)."""
+        for generation in self.generations:
+            if generation.end_ms is None and generation.state != "Dead":
+                generation.end_ms = max(end_ms, generation.start_ms)
+
 
 def fold(rows: list[dict[str, Any]], end_ms: int | None = None) -> GroupHistory:
     """Fold records-view rows (any order; sorted by position here) into a GroupHistory.
@@ -104,9 +110,8 @@ def fold(rows: list[dict[str, Any]], end_ms: int | None = None) -> GroupHistory:
             if group.open is not None:
                 group.open.assignment = _flatten(group.target)
         _activity(history, group_id, group, row)
-    for group in groups.values():
-        if group.open is not None and group.open.end_ms is None:
-            group.open.end_ms = end_ms
+    if end_ms is not None:
+        history.close(end_ms)
     return history
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from kcsim.storage.errors import CorruptLogError, UnsupportedRecordError
+from kcsim.storage.errors import CorruptLogError, StorageError, UnsupportedRecordError
 from kcsim.storage.log import RecordLog
 from kcsim.storage.segment import (
     FRAME,
@@ -187,11 +187,12 @@ def judge(segment: SegmentFile, buf: bytes, scan: ScanResult, read: SegmentRead)
                                                     f"position {end}, found {segment.next_base}")
 
 
-def topic_names(data_dir: str | os.PathLike[str]) -> dict[bytes, str]:
+def topic_names(data_dir: str | os.PathLike[str], *, strict: bool = True) -> dict[bytes, str]:
     """Topic id -> name of the topics the log holds now (deleted ones left out).
 
     Only the topic records are decoded (with the replay's codecs); the other
-    frames are validated by the same scan and skipped.
+    frames are validated by the same scan and skipped. Damage raises as in a
+    read, or with ``strict=False`` ends the walk there (for diagnostics).
     """
     types = record_types()
     topic_type = types.by_key[TopicKey]
@@ -203,7 +204,11 @@ def topic_names(data_dir: str | os.PathLike[str]) -> dict[bytes, str]:
     for segment in plan_segments(data_dir):
         buf = _read(segment.path)
         scan = scan_frames(types, buf, SEGMENT_HEADER_SIZE, len(buf))
-        judge(segment, buf, scan, SegmentRead(segment))
+        try:
+            judge(segment, buf, scan, SegmentRead(segment))
+        except StorageError:
+            if strict:
+                raise
         view = memoryview(buf)
         pos = SEGMENT_HEADER_SIZE
         while pos < scan.valid_end:
@@ -223,4 +228,6 @@ def topic_names(data_dir: str | os.PathLike[str]) -> dict[bytes, str]:
                     else:
                         ids[key.name] = value.topic_id
             pos = frame_end
+        if scan.problem is not None:
+            break
     return {topic_id: name for name, topic_id in ids.items()}

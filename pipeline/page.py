@@ -95,7 +95,8 @@ def _timeline_figure(group: str, generations: list[dict[str, Any]],
     import plotly.graph_objects as go
 
     figure = go.Figure()
-    end_of_history = max((r["time"] for r in offsets if r["time"] is not None), default=None)
+    end_of_history = max([r["time"] for r in offsets if r["time"] is not None]
+                         + [g["end"] or g["start"] for g in generations], default=None)
     generations = sorted(generations, key=lambda r: r["position"])
     for state in ("Stable", "Empty", "Dead"):
         rows = [g for g in generations if g["state"] == state]
@@ -105,7 +106,7 @@ def _timeline_figure(group: str, generations: list[dict[str, Any]],
             name=f"generation ({state})", orientation="h", y=["generations"] * len(rows),
             base=[_iso(g["start"]) for g in rows],
             x=[_span_ms(g["start"], g["end"] or end_of_history or g["start"]) for g in rows],
-            text=[f"gen {g['generation']} · {len(g['members'] or [])} members" for g in rows],
+            text=[f"gen {g['generation']} · {_members(g)}" for g in rows],
             textposition="inside", marker_color=STATE_COLOURS[state],
             hovertext=[_generation_hover(g) for g in rows], hoverinfo="text"))
     members = sorted({m for g in generations for m in g["members"] or []})
@@ -169,6 +170,11 @@ def _thin(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return rows
     step = len(rows) / MAX_POINTS
     return [rows[int(i * step)] for i in range(MAX_POINTS)] + [rows[-1]]
+
+
+def _members(g: dict[str, Any]) -> str:
+    n = len(g["members"] or [])
+    return f"{n} member" if n == 1 else f"{n} members"
 
 
 def _generation_hover(g: dict[str, Any]) -> str:

@@ -37,30 +37,53 @@ _TIMELINE_SCHEMA = (
 )
 
 
-def build(spark: SparkSession, data_dir: str) -> dict[str, DataFrame]:
-    """The report's tables for ``data_dir``, as (lazy) DataFrames."""
+def write(spark: SparkSession, data_dir: str, out: str) -> dict[str, str]:
+    """Compute the report's tables for ``data_dir`` and write each as Parquet under
+    ``out/<table>``; returns their paths.
+
+    Each table is written once and read back by the tables built from it, so the
+    logs are read once each (the records twice: group state, then commits).
+    """
+    import shutil
+
     from pyspark.sql import functions as F
 
+    paths = {name: os.path.join(out, name) for name in TABLES}
     records = spark.read.format("kcsim").load(data_dir)
+    group_rows = _group_rows(records)
+    history = fold(group_rows)
+    _offset_history(spark, records, history).write.mode("overwrite").parquet(
+        paths["offset_history"])
+    offsets = spark.read.parquet(paths["offset_history"])
+    latest = offsets.agg(F.max(F.unix_millis("time"))).first()[0]  # type: ignore[index]
+    last_ms = max([latest or 0] + [int(r["timestamp"].timestamp() * 1000) for r in group_rows])
+    history.close(last_ms)
+    ends_path = os.path.join(out, ".log_ends")
     messages = spark.read.format("kcsim").option("kind", "messages").load(data_dir)
-    last_ms = records.agg(F.max(F.unix_millis("timestamp"))).first()[0]  # type: ignore[index]
-    history = _group_history(records, last_ms)
-    offsets = _offset_history(spark, records, history)
-    lag = _lag(offsets, messages)
-    timeline = _timeline(spark, history)
-    summary = _summary(offsets, lag, timeline, messages, last_ms)
-    return {"offset_history": offsets, "lag": lag, "timeline": timeline, "summary": summary}
+    (messages.groupBy("topic", "partition", F.col("timestamp").alias("time"))
+     .agg((F.max("offset") + 1).alias("log_end"))
+     .write.mode("overwrite").parquet(ends_path))
+    ends = spark.read.parquet(ends_path)
+    try:
+        _lag(offsets, ends).write.mode("overwrite").parquet(paths["lag"])
+        _timeline(spark, history).write.mode("overwrite").parquet(paths["timeline"])
+        timeline = spark.read.parquet(paths["timeline"])
+        _summary(offsets, timeline, ends, last_ms).write.mode("overwrite").parquet(
+            paths["summary"])
+    finally:
+        shutil.rmtree(ends_path, ignore_errors=True)
+    return paths
 
 
-def _group_history(records: DataFrame, last_ms: int | None) -> GroupHistory:
+def _group_rows(records: DataFrame) -> list[dict[str, Any]]:
+    """The group-state records (few beside the commits), collected for the fold."""
     from pyspark.sql import functions as F
 
     wanted = records.where(F.col("record_type").isin(list(GROUP_RECORD_TYPES))).select(
         "position", "timestamp", "record_type", "tombstone", "group", "member_id",
         "protocol_type", "generation", "protocol", "leader", "members", "topics", "epoch",
         "topic_partitions", "name", "topic_id")
-    rows = wanted.toArrow().to_pylist()
-    return fold(rows, last_ms)
+    return wanted.toArrow().to_pylist()  # type: ignore[no-any-return]
 
 
 def _offset_history(spark: SparkSession, records: DataFrame, history: GroupHistory) -> DataFrame:
@@ -115,13 +138,14 @@ def _as_of(rows: DataFrame, facts: DataFrame, keys: list[str], column: str) -> D
             .where("_row").drop("_row"))
 
 
-def _lag(offsets: DataFrame, messages: DataFrame) -> DataFrame:
-    """At each commit: the partition's log-end offset then, and the lag behind it."""
+def _lag(offsets: DataFrame, ends: DataFrame) -> DataFrame:
+    """At each commit: the partition's log-end offset then, and the lag behind it.
+
+    ``ends``: per partition and record timestamp, one past the highest offset written then."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    ends = (messages.groupBy("topic", "partition", F.col("timestamp").alias("time"))
-            .agg((F.max("offset") + 1).alias("log_end")).withColumn("_commit", F.lit(False)))
+    ends = ends.withColumn("_commit", F.lit(False))
     commits = (offsets.where(F.col("event") == "commit")
                .select("group", "topic", "partition", "position", "time", "offset")
                .withColumn("_commit", F.lit(True)))
@@ -157,7 +181,7 @@ def _timeline(spark: SparkSession, history: GroupHistory) -> DataFrame:
             .select(*[c.split()[0] for c in _TIMELINE_SCHEMA.split(", ")]))
 
 
-def _summary(offsets: DataFrame, lag: DataFrame, timeline: DataFrame, messages: DataFrame,
+def _summary(offsets: DataFrame, timeline: DataFrame, ends: DataFrame,
              last_ms: int | None) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -183,8 +207,8 @@ def _summary(offsets: DataFrame, lag: DataFrame, timeline: DataFrame, messages: 
     latest = (offsets.where(F.col("event").isin("commit", "delete"))
               .withColumn("_n", F.row_number().over(newest)).where("_n = 1")
               .where(F.col("event") == "commit"))
-    ends = messages.groupBy("topic", "partition").agg((F.max("offset") + 1).alias("end"))
-    current = (latest.join(ends, ["topic", "partition"], "left")
+    now = ends.groupBy("topic", "partition").agg(F.max("log_end").alias("end"))
+    current = (latest.join(now, ["topic", "partition"], "left")
                .groupBy("group")
                .agg(F.sum(F.greatest(F.coalesce("end", F.lit(0)) - F.col("offset"), F.lit(0)))
                     .alias("current_lag"),
@@ -228,16 +252,6 @@ SHOWN = {
                        "rewind", "admin_reset"),
     "lag": ("group", "topic", "partition", "time", "committed_offset", "log_end_offset", "lag"),
 }
-
-
-def write(tables: dict[str, DataFrame], out: str) -> dict[str, str]:
-    """Each table as Parquet under ``out/<table>``; returns the paths."""
-    paths = {}
-    for name, frame in tables.items():
-        path = os.path.join(out, name)
-        frame.write.mode("overwrite").parquet(path)
-        paths[name] = path
-    return paths
 
 
 def print_tables(paths: dict[str, str], max_rows: int = 40, console: Any = None) -> None:

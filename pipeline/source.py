@@ -103,7 +103,8 @@ class KcsimReader(DataSourceReader):
         if self.kind == "messages" or self.kind == "segments":
             topics = self.only.get("topic")
             parts = self.only.get("partition")
-            data = plan_partition_segments(self.data_dir, topic_names(self.data_dir),
+            names = topic_names(self.data_dir, strict=self.kind == "messages")
+            data = plan_partition_segments(self.data_dir, names,
                                            set(topics) if topics is not None else None,
                                            set(parts) if parts is not None else None)
             if self.kind == "messages":

@@ -10,6 +10,7 @@ import pytest
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
 
 
 @pytest.fixture(scope="session")
@@ -30,3 +31,20 @@ def spark() -> Iterator[Any]:
         yield session
     finally:
         session.stop()
+
+
+@pytest.fixture(scope="session")
+def workload_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    """A data directory a real client workload wrote (scenario.py), its server stopped."""
+    from tests.conftest import KcsimProcess
+
+    from . import scenario
+
+    base = tmp_path_factory.mktemp("workload")
+    server = KcsimProcess(base / "data", base / "kcsim.stderr.log",
+                          min_session_timeout_ms=1000, initial_rebalance_delay_ms=0).start()
+    try:
+        work = scenario.run(server.bootstrap)
+    finally:
+        server.stop()
+    return base / "data", work

@@ -1,0 +1,113 @@
+"""The `kcsim` data source reads what the server wrote, as the server would replay it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from kcsim.pipeline.tears import find_tears
+from kcsim.server.record_types import RECORD_TYPES
+from kcsim.storage import CorruptLogError, RecordLog
+
+from . import scenario
+from .histories import open_log, replayed, step_records, topic_records
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def read(spark: Any, data_dir: Path, kind: str = "records") -> Any:
+    return spark.read.format("kcsim").option("kind", kind).load(str(data_dir))
+
+
+def test_records_are_the_servers_replay_in_log_order(spark: Any, workload_dir: Any) -> None:
+    data_dir, _ = workload_dir
+    expected = replayed(data_dir)
+    rows = sorted(read(spark, data_dir).collect(), key=lambda r: r.position)
+    assert [r.position for r in rows] == list(range(len(expected)))
+    assert [r.record_type for r in rows] == [RECORD_TYPES.of(e).name for e in expected]
+    assert [r.tombstone for r in rows] == [e.value is None for e in expected]
+    for row, record in zip(rows, expected):
+        for part in (record.key, record.value):
+            for field in part.__struct_fields__ if part is not None else ():
+                value = getattr(part, field)
+                if isinstance(value, (str, int, bytes)) or value is None:
+                    assert getattr(row, field if field in row else
+                                   f"{RECORD_TYPES.of(record).name}_{field}") == value
+    members = [r for r in rows if r.record_type == "group_metadata" and r.members]
+    assert members and all(m.member_id for r in members for m in r.members)
+
+
+def test_group_and_topic_filters_select_the_same_rows_pushed_down(spark: Any,
+                                                                 workload_dir: Any) -> None:
+    data_dir, work = workload_dir
+    records = read(spark, data_dir)
+    billing = records.where(f"`group` = '{scenario.GROUP}'").collect()
+    expected = [r for r in replayed(data_dir) if getattr(r.key, "group", None) == scenario.GROUP]
+    assert len(billing) == len(expected) and {r.group for r in billing} == {scenario.GROUP}
+    assert records.where("`group` = 'nobody'").count() == 0
+    one = read(spark, data_dir, "messages").where(
+        f"topic = '{scenario.TOPIC}' AND partition IN (1)").collect()
+    assert sorted(r.offset for r in one) == sorted(o for p, o in work.produced if p == 1)
+
+
+def test_messages_have_spark_kafka_columns_for_every_codec(spark: Any, workload_dir: Any) -> None:
+    data_dir, work = workload_dir
+    messages = read(spark, data_dir, "messages")
+    assert messages.columns == ["key", "value", "topic", "partition", "offset", "timestamp",
+                                "timestampType", "headers"]
+    got = {(r.partition, r.offset): (r.key, r.value, [(h.key, h.value) for h in r.headers])
+           for r in messages.collect()}
+    assert got == work.produced
+    assert {r.topic for r in messages.select("topic").collect()} == {scenario.TOPIC}
+
+
+def torn_copy(source: Path, target: Path) -> Path:
+    shutil.copytree(source, target)
+    (target / ".lock").unlink(missing_ok=True)
+    return target
+
+
+def test_a_torn_tail_ends_the_read_where_a_servers_start_would_cut_it(
+        spark: Any, workload_dir: Any, tmp_path: Path) -> None:
+    data_dir, work = torn_copy(workload_dir[0], tmp_path / "d"), workload_dir[1]
+    meta = sorted((data_dir / "meta").iterdir())[-1]
+    complete = len(replayed(data_dir))
+    with open(meta, "ab") as f:
+        f.write(b"\x40\x00\x00\x00\x12\x34")  # the start of a frame, never finished
+    partition = next((data_dir / "partitions").glob("*/2/*.log"))
+    with open(partition, "ab") as f:
+        f.write(b"\x99" * 20)
+    assert read(spark, data_dir).count() == complete == len(replayed(data_dir))
+    produced = sum(1 for p, _ in work.produced if p == 2)
+    assert read(spark, data_dir, "messages").where("partition = 2").count() == produced
+    torn = {r.path: r for r in read(spark, data_dir, "segments").collect() if r.torn}
+    assert set(torn) == {str(meta), str(partition)}
+    assert torn[str(meta)].problem == "partial frame"
+    assert torn[str(meta)].valid_bytes == torn[str(meta)].problem_position
+    assert {t.path for t in find_tears(data_dir)} == set(torn)
+
+
+def test_damage_before_the_tail_fails_the_read_as_it_fails_a_servers_start(
+        spark: Any, tmp_path: Path) -> None:
+    with open_log(tmp_path, 400) as log:
+        log.append(topic_records(), timestamp_ms=1)
+        for n in range(40):
+            log.append(step_records(("commit", "g0", [(0, n), (1, n)]), n), timestamp_ms=n)
+        log.sync()
+    first = sorted((tmp_path / "meta").iterdir())[0]
+    data = bytearray(first.read_bytes())
+    data[60] ^= 0xFF
+    first.write_bytes(bytes(data))
+    with pytest.raises(CorruptLogError), \
+            RecordLog.open(tmp_path / "meta", types=RECORD_TYPES, read_only=True) as log:
+        list(log.replay())
+    with pytest.raises(Exception, match=r"corrupt log file .* CRC mismatch"):
+        read(spark, tmp_path).count()
+    segments = read(spark, tmp_path, "segments").collect()
+    damaged = [r for r in segments if r.problem]
+    assert [(r.path, r.torn) for r in damaged] == [(str(first), False)]
+    assert os.path.getsize(first) == len(data)  # nothing was cut
