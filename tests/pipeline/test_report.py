@@ -139,7 +139,7 @@ def test_the_page_shows_each_groups_timeline_and_lag_in_a_browser(
                  *(f"lag {scenario.TOPIC}-{p}" for p in range(scenario.PARTITIONS))):
         assert text in dom, text
     assert "<td>billing</td>" in dom
-    shot = browse(tmp_path, "--window-size=1280,1500", f"--screenshot={tmp_path / 'shot.png'}",
+    shot = browse(tmp_path, "--window-size=1280,1100", f"--screenshot={tmp_path / 'shot.png'}",
                   f"file://{html}")
     assert (tmp_path / "shot.png").stat().st_size > 20_000, shot.stderr[-500:]
     SCREENSHOT.parent.mkdir(exist_ok=True)
