@@ -34,6 +34,7 @@ class Settings:
     record_bytes: int = 1024
     fetch_max_bytes: int = 8 * 1024 * 1024
     startup_runs: int = 5
+    pipeline_records: int = 10_000_000
     pin: bool = False
     quick: bool = False
 
@@ -49,13 +50,14 @@ class Settings:
         "record_bytes": "bytes per message value",
         "fetch_max_bytes": "max_bytes and partition_max_bytes of each fetch",
         "startup_runs": "start-ups timed (the median is reported)",
+        "pipeline_records": "records in the log the Spark pipeline reads, compacts and reports on",
         "pin": "pin the server to CPU 0 and the load client to CPU 1",
     }
 
     @classmethod
     def quick_run(cls) -> Settings:
         return cls(duration=1.0, rounds=2, warmup=0.25, produce_seconds=1.5, produce_mib=128,
-                   startup_runs=3, quick=True)
+                   startup_runs=3, pipeline_records=200_000, quick=True)
 
 
 class Outcome:
