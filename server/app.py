@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from kcsim.coordinator.groups import GroupConfig, GroupCoordinator
+from kcsim.coordinator import GroupConfig, GroupCoordinator
 
 from .durability import open_durability, remove_orphan_partitions, replay
 from .shell import Server

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..shared.record_helpers import consumer_group_tombstones, member_tombstones
 from .model import ConsumerGroup, ConsumerMember, MemberState
-from .records import current_record, epoch_record, group_tombstones, member_tombstones
+from .records import current_record, epoch_record
 from .subscriptions import metadata_hash, refresh_regexes, subscription_metadata
 from .target import compute_target
 
@@ -86,7 +87,7 @@ class ConsumerGroups:
     def delete(self, group: ConsumerGroup) -> None:
         for member_id in list(group.members):
             self.cancel_timers(group.group_id, member_id)
-        for record in group_tombstones(group):
+        for record in consumer_group_tombstones(group.group_id, group.members):
             self.rt.write(record)
 
     # -- timers -------------------------------------------------------------------

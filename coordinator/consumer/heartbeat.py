@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 
-from ..groups.records import group_record
-from ..groups.state import EMPTY as CLASSIC_EMPTY
+from ..shared.record_helpers import group_record, member_tombstones
+from ..shared.states import EMPTY as CLASSIC_EMPTY
 from .model import (
     EMPTY,
     LEAVE_GROUP_EPOCH,
@@ -29,7 +29,7 @@ from .model import (
     MemberState,
 )
 from .reconcile import owned_partitions, reconcile
-from .records import current_record, member_record, member_tombstones, target_record
+from .records import current_record, member_record, target_record
 from .subscriptions import refresh_regexes, regex_problem
 
 if TYPE_CHECKING:

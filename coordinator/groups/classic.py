@@ -9,7 +9,7 @@ knows about time or I/O: callers pass `now_ms` where a timestamp is recorded.
 from __future__ import annotations
 
 from sys import intern
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, GroupState, can_rebalance, check_transition
 from .subscription import union_of_subscriptions
@@ -17,16 +17,11 @@ from .subscription import union_of_subscriptions
 if TYPE_CHECKING:
     from kcsim.storage.records import GroupMetadataValue
 
+    from ..shared.runtime import Waiter
+
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
 Protocols = list[tuple[str, bytes]]  # (protocol name, metadata) in the member's preference order
-
-
-class Waiter(NamedTuple):
-    """A request parked until the group can answer it, and the version to answer in."""
-
-    token: object
-    version: int
 
 
 class Member:

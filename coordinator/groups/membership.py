@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from kcsim.protocol.errors import ErrorCode
 
-from ..consumer.records import group_tombstones
-from .classic import ClassicGroup, Member, Protocols, Waiter
+from ..shared.record_helpers import consumer_group_tombstones
+from ..shared.runtime import GroupRuntime, Waiter, heartbeat_key
+from .classic import ClassicGroup, Member, Protocols
+from .fold import persist_group
 from .records import group_metadata_value, new_group_metadata_value
 from .responses import (
     current_members,
@@ -26,11 +28,10 @@ from .responses import (
     leave_response,
     sync_response,
 )
-from .runtime import GroupRuntime, heartbeat_key
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 
 if TYPE_CHECKING:
-    from .interface import RequestContext
+    from ..shared.interface import RequestContext
     from .rebalance import Rebalancer
 
 E = ErrorCode
@@ -115,7 +116,7 @@ class MembershipHandlers:
                 return join_error(version, E.INCONSISTENT_GROUP_PROTOCOL, join.member_id)
             if not unknown_member:
                 return join_error(version, E.UNKNOWN_MEMBER_ID, join.member_id)
-            for record in group_tombstones(consumer_group):
+            for record in consumer_group_tombstones(join.group_id, consumer_group.members):
                 self.rt.write(record)
         group = self.rt.groups.get(join.group_id)
         new_group = group is None
@@ -135,7 +136,7 @@ class MembershipHandlers:
             response = self._join_existing_member(group, join)
 
         if new_group and len(self.rt.records) == written:
-            self.rt.persist_group(group, new_group_metadata_value(group))
+            persist_group(self.rt, group, new_group_metadata_value(group))
         return response
 
     def _accept_joining_member(self, group: ClassicGroup, member_id: str) -> bool:
@@ -259,7 +260,7 @@ class MembershipHandlers:
                 # Same protocol: no rebalance. Store the new member id and hand back the
                 # current generation; the member keeps its assignment through SyncGroup.
                 assignments = {m.member_id: m.assignment for m in group.members.values()}
-                self.rt.persist_group(group, group_metadata_value(group, assignments))
+                persist_group(self.rt, group, group_metadata_value(group, assignments))
                 waiter = group.take_join_waiter(new)
                 assert waiter is not None
                 if join.version >= 9:

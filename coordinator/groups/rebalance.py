@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING
 
 from kcsim.protocol.errors import ErrorCode
 
-from ..pause.classic import without_paused
+from ..shared.runtime import GroupRuntime, heartbeat_key, join_key, sync_key
+from .fold import persist_group
+from .paused_assignment import without_paused
 from .records import group_metadata_value
 from .responses import current_members, generation_response, join_error, sync_response
-from .runtime import GroupRuntime, heartbeat_key, join_key, sync_key
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 
 if TYPE_CHECKING:
@@ -174,7 +175,7 @@ class Rebalancer:
             return
         group.init_next_generation(rt.now)
         if group.state is EMPTY:
-            rt.persist_group(group, group_metadata_value(group, {}))
+            persist_group(rt, group, group_metadata_value(group, {}))
             return
         leader_view = None
         for member in group.members.values():
@@ -256,6 +257,6 @@ class Rebalancer:
         """The leader's assignment: store the generation, then answer every parked SyncGroup."""
         full = {m: assignments.get(m, b"") for m in group.members}
         full = dict(without_paused(self.rt, group, full))
-        self.rt.persist_group(group, group_metadata_value(group, full))
+        persist_group(self.rt, group, group_metadata_value(group, full))
         self.set_and_propagate_assignment(group, full)
         group.transition_to(STABLE, self.rt.now)

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 
-from ..groups.state import COMPLETING_REBALANCE, STABLE
-from .registry import PausedSet, paused_record
+from ..shared.paused import PausedSet, paused_record
+from ..shared.states import COMPLETING_REBALANCE, STABLE
 
 if TYPE_CHECKING:
     from ..groups.classic import ClassicGroup

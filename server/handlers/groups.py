@@ -11,7 +11,7 @@ from typing import Any
 
 import trio
 
-from kcsim.coordinator.groups import SUPPORTED_VERSIONS
+from kcsim.coordinator import SUPPORTED_VERSIONS
 
 from ..context import Durable
 from ..dispatch import serves

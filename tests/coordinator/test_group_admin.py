@@ -188,7 +188,7 @@ def test_offset_fetch_error_placement_by_version():
 
 
 def test_error_responses_encode_for_every_api_and_version():
-    from kcsim.coordinator.groups import SUPPORTED_VERSIONS
+    from kcsim.coordinator import SUPPORTED_VERSIONS
     from kcsim.protocol.codecs import codec, request_class
 
     h = Harness()

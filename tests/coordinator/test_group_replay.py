@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kcsim.coordinator.groups import GroupConfig, GroupCoordinator
+from kcsim.coordinator import GroupConfig, GroupCoordinator
 from kcsim.protocol.errors import ErrorCode as E
 from kcsim.storage.records import (
     TYPE_BY_KEY,

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 
-from .records import group_record
-from .state import DEAD, EMPTY, STABLE
+from .shared.record_helpers import group_record
+from .shared.states import DEAD, EMPTY, STABLE
 
 if TYPE_CHECKING:
-    from .classic import ClassicGroup
-    from .interface import RequestContext
+    from .groups.classic import ClassicGroup
     from .offsets import OffsetHandlers
-    from .runtime import GroupRuntime
+    from .shared.interface import RequestContext
+    from .shared.runtime import GroupRuntime
 
 E = ErrorCode
 

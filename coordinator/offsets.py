@@ -15,19 +15,19 @@ from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 from kcsim.storage.records import OffsetCommitKey, OffsetCommitValue, Record
 
-from ..pause.classic import paused_by_name
-from ..pause.registry import paused_record
-from .classic import ClassicGroup
-from .membership import validate_member
-from .records import group_record, offset_record
-from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+from .groups.classic import ClassicGroup
+from .groups.fold import stored_offsets
+from .groups.membership import validate_member
+from .shared.paused import paused_by_name, paused_record
+from .shared.record_helpers import group_record, offset_record
+from .shared.states import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .interface import RequestContext
-    from .rebalance import Rebalancer
-    from .runtime import GroupRuntime
+    from .groups.rebalance import Rebalancer
+    from .shared.interface import RequestContext
+    from .shared.runtime import GroupRuntime
 
 E = ErrorCode
 
@@ -141,7 +141,7 @@ class OffsetHandlers:
         refused = None
         if error == E.UNKNOWN_MEMBER_ID and _is_admin_commit(version, request):
             # KIP-1249: an admin may reset the offsets of paused partitions of a running group.
-            paused = paused_by_name(self.rt, request.group_id)
+            paused = paused_by_name(self.rt.paused, self.rt.topics, request.group_id)
             if paused:
                 error = E.NONE
                 refused = paused
@@ -197,8 +197,8 @@ class OffsetHandlers:
                 if explicit_timestamps and p.commit_timestamp != -1:
                     commit_ts = p.commit_timestamp
                 if stored is None:
-                    stored = self.rt.stored_offsets(group_id, name)
-                # The offset fold (GroupRuntime._apply_offset) inlined: this is the hot loop.
+                    stored = stored_offsets(self.rt, group_id, name)
+                # The offset fold (ClassicFold.offset) inlined: this is the hot loop.
                 stored[index] = value = OffsetCommitValue(
                     p.committed_offset,
                     p.committed_leader_epoch if with_epoch else -1,

@@ -13,7 +13,7 @@ from typing import Any
 
 from kcsim.protocol.codecs import response_class
 
-from .responses import heartbeat_response, join_error, leave_response, sync_response
+from .groups.responses import heartbeat_response, join_error, leave_response, sync_response
 
 
 def error_response(api_key: int, version: int, request: Any, error: int) -> Any:

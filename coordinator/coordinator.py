@@ -16,23 +16,24 @@ from typing import TYPE_CHECKING, Any
 
 from kcsim.storage.records import OffsetCommitValue, PausedTopicPartitionsKey, Record
 
-from ..consumer.assignors import ASSIGNORS
-from ..consumer.describe import DescribeHandler
-from ..consumer.fold import ConsumerFold
-from ..consumer.groups import REBALANCE, SESSION, ConsumerGroups
-from ..consumer.heartbeat import HeartbeatHandler
-from ..pause.handlers import PauseHandlers
 from .admin import AUTHORIZED_GROUP_OPERATIONS, AdminHandlers
+from .consumer.assignors import ASSIGNORS
+from .consumer.describe import DescribeHandler
+from .consumer.fold import ConsumerFold
+from .consumer.groups import REBALANCE, SESSION, ConsumerGroups
+from .consumer.heartbeat import HeartbeatHandler
 from .failures import error_response
-from .interface import GroupConfig, Outcome, RequestContext, TopicLookup
-from .membership import MembershipHandlers
+from .groups.fold import ClassicFold
+from .groups.membership import MembershipHandlers
+from .groups.rebalance import Rebalancer
 from .offsets import OffsetHandlers
-from .rebalance import Rebalancer
-from .runtime import HEARTBEAT, JOIN, RETENTION, RETENTION_KEY, SYNC, GroupRuntime
+from .pause.handlers import PauseHandlers
+from .shared.interface import GroupConfig, Outcome, RequestContext, TopicLookup
+from .shared.runtime import HEARTBEAT, JOIN, RETENTION, RETENTION_KEY, SYNC, GroupRuntime
 
 if TYPE_CHECKING:
-    from ..consumer.model import ConsumerGroup
-    from .classic import ClassicGroup
+    from .consumer.model import ConsumerGroup
+    from .groups.classic import ClassicGroup
 
 Handler = Callable[[int, Any, RequestContext], Any]
 
@@ -69,6 +70,7 @@ class GroupCoordinator:
             raise ValueError(f"consumer group assignors must be some of {sorted(ASSIGNORS)}, "
                              f"not {list(config.consumer_group_assignors)}")
         rt = self._rt = GroupRuntime(config, topics, new_uuid)
+        ClassicFold(rt).register()
         ConsumerFold(rt).register()
         rt.folds[PausedTopicPartitionsKey] = rt.paused.apply
         self._rebalance = Rebalancer(rt)
