@@ -18,8 +18,10 @@ from .shared.record_helpers import group_record
 from .shared.states import DEAD, EMPTY, STABLE
 
 if TYPE_CHECKING:
+    from .consumer.groups import ConsumerGroups
     from .groups.classic import ClassicGroup
     from .offsets import OffsetHandlers
+    from .pause.handlers import PauseHandlers
     from .shared.interface import RequestContext
     from .shared.runtime import GroupRuntime
 
@@ -51,7 +53,11 @@ AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 
 class AdminHandlers:
     def __init__(
-        self, runtime: GroupRuntime, offsets: OffsetHandlers, consumer: Any, pauses: Any
+        self,
+        runtime: GroupRuntime,
+        offsets: OffsetHandlers,
+        consumer: ConsumerGroups,
+        pauses: PauseHandlers,
     ) -> None:
         self.rt = runtime
         self.offsets = offsets

@@ -25,6 +25,8 @@ from .shared.states import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANC
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from .consumer.groups import ConsumerGroups
+    from .consumer.model import ConsumerGroup
     from .groups.rebalance import Rebalancer
     from .shared.interface import RequestContext
     from .shared.runtime import GroupRuntime
@@ -102,7 +104,9 @@ def _merge(
 
 
 class OffsetHandlers:
-    def __init__(self, runtime: GroupRuntime, rebalancer: Rebalancer, consumer: Any) -> None:
+    def __init__(
+        self, runtime: GroupRuntime, rebalancer: Rebalancer, consumer: ConsumerGroups
+    ) -> None:
         self.rt = runtime
         self.rb = rebalancer
         self.consumer = consumer
@@ -496,7 +500,9 @@ class OffsetHandlers:
         return all_expired
 
 
-def validate_consumer_commit(group: Any, version: int, member_id: str, epoch: int) -> int:
+def validate_consumer_commit(
+    group: ConsumerGroup, version: int, member_id: str, epoch: int
+) -> int:
     """Kafka's ConsumerGroup.validateOffsetCommit: members commit with their current epoch."""
     if epoch < 0 and not group.members:
         return E.NONE

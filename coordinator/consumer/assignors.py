@@ -126,7 +126,7 @@ def _uniform_heterogeneous(members: list[MemberSpec], available: Available) -> d
                 taken[t] |= keep
                 sizes[m.member_id] += len(keep)
 
-    def order(t: TopicId) -> tuple:
+    def order(t: TopicId) -> tuple[float, int, bytes]:
         n = len(subscribers[t])
         return (-len(available[t]) / n, n, t.bytes)
 

@@ -9,7 +9,7 @@ id (offsets only, or Empty) gives way, as Kafka replaces simple groups.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kcsim.storage.records import (
     ConsumerGroupCurrentMemberAssignmentKey,
@@ -23,9 +23,12 @@ from kcsim.storage.records import (
 from .model import EMPTY, ConsumerGroup, ConsumerMember, MemberState
 from .records import from_topic_partitions
 
+if TYPE_CHECKING:
+    from ..shared.runtime import GroupRuntime
+
 
 class ConsumerFold:
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: GroupRuntime) -> None:
         self.rt = runtime
 
     def register(self) -> None:

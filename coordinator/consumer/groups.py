@@ -8,13 +8,16 @@ time-out (a member that does not revoke partitions in time is fenced).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..shared.record_helpers import consumer_group_tombstones, member_tombstones
 from .model import ConsumerGroup, ConsumerMember, MemberState
 from .records import current_record, epoch_record
 from .subscriptions import metadata_hash, refresh_regexes, subscription_metadata
 from .target import compute_target
+
+if TYPE_CHECKING:
+    from ..shared.runtime import GroupRuntime
 
 SESSION = "cg-session"
 REBALANCE = "cg-rebalance"
@@ -29,7 +32,7 @@ def rebalance_key(group_id: str, member_id: str) -> tuple[str, str, str]:
 
 
 class ConsumerGroups:
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: GroupRuntime) -> None:
         self.rt = runtime
 
     # -- epochs and targets ----------------------------------------------------
@@ -92,7 +95,7 @@ class ConsumerGroups:
 
     # -- timers -------------------------------------------------------------------
 
-    def fire(self, key: tuple, payload: Any) -> None:
+    def fire(self, key: tuple[str, str, str], payload: Any) -> None:
         kind, group_id, member_id = key
         group = self.rt.consumer_groups.get(group_id)
         if group is None or member_id not in group.members:

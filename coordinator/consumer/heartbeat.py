@@ -33,7 +33,10 @@ from .records import current_record, member_record, target_record
 from .subscriptions import refresh_regexes, regex_problem
 
 if TYPE_CHECKING:
+    from ..shared.interface import RequestContext
+    from ..shared.runtime import GroupRuntime
     from .groups import ConsumerGroups
+    from .reconcile import Owned
 
 E = ErrorCode
 HeartbeatResponse = response_class(68)
@@ -70,11 +73,11 @@ def response_assignment(assignment: Assignment) -> Any:
 
 
 class HeartbeatHandler:
-    def __init__(self, runtime: Any, groups: ConsumerGroups) -> None:
+    def __init__(self, runtime: GroupRuntime, groups: ConsumerGroups) -> None:
         self.rt = runtime
         self.ops = groups
 
-    def heartbeat(self, version: int, request: Any, ctx: Any) -> Any:
+    def heartbeat(self, version: int, request: Any, ctx: RequestContext) -> Any:
         try:
             self._validate(version, request)
             if request.member_epoch in (LEAVE_GROUP_EPOCH, LEAVE_GROUP_STATIC_EPOCH):
@@ -140,7 +143,7 @@ class HeartbeatHandler:
 
     # -- a regular heartbeat ---------------------------------------------------
 
-    def _heartbeat(self, version: int, req: Any, ctx: Any) -> Any:
+    def _heartbeat(self, version: int, req: Any, ctx: RequestContext) -> Any:
         rt = self.rt
         gid = req.group_id
         joining = req.member_epoch == 0
@@ -241,7 +244,7 @@ class HeartbeatHandler:
         raise Refused(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
 
     def _dynamic_member(
-        self, group: ConsumerGroup, member_id: str, epoch: int, owned: Any
+        self, group: ConsumerGroup, member_id: str, epoch: int, owned: Owned | None
     ) -> ConsumerMember:
         member = group.members.get(member_id)
         if member is None:
@@ -253,7 +256,7 @@ class HeartbeatHandler:
         return member
 
     def _static_member(
-        self, group: ConsumerGroup, member_id: str, req: Any, owned: Any
+        self, group: ConsumerGroup, member_id: str, req: Any, owned: Owned | None
     ) -> tuple[ConsumerMember, ConsumerMember | None]:
         instance_id = req.instance_id
         existing = group.static_member(instance_id)
@@ -278,7 +281,7 @@ class HeartbeatHandler:
         return existing, None
 
 
-def check_epoch(member: ConsumerMember, epoch: int, owned: dict | None) -> None:
+def check_epoch(member: ConsumerMember, epoch: int, owned: Owned | None) -> None:
     """FENCED_MEMBER_EPOCH unless the epoch is the member's, or its previous one with a
     subset of its partitions (the answer that bumped the epoch was lost)."""
     if epoch > member.member_epoch:
@@ -294,7 +297,7 @@ def check_epoch(member: ConsumerMember, epoch: int, owned: dict | None) -> None:
                       "and rejoin.")
 
 
-def _subset(owned: dict | None, assigned: Assignment) -> bool:
+def _subset(owned: Owned | None, assigned: Assignment) -> bool:
     if owned is None:
         return False
     for topic_id, partitions in owned.items():
@@ -309,7 +312,7 @@ def _not_blank(value: str | None, message: str) -> None:
         raise Refused(E.INVALID_REQUEST, message)
 
 
-def not_consumer_message(rt: Any, group_id: str) -> str:
+def not_consumer_message(rt: GroupRuntime, group_id: str) -> str:
     if rt.group_exists(group_id):
         return f"Group {group_id} is not a consumer group."
     return f"Group {group_id} not found."

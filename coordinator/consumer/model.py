@@ -13,6 +13,13 @@ import uuid
 from enum import Enum, IntEnum
 
 Assignment = dict[uuid.UUID, frozenset[int]]
+# What a member record holds: instance, rack, client id and host, topic names, regex,
+# assignor, rebalance time-out.
+Subscription = tuple[
+    str | None, str | None, str, str, frozenset[str], str | None, str | None, int
+]
+# What a current-assignment record holds: epoch, previous epoch, state, assigned, revoking.
+Current = tuple[int, int, "MemberState", Assignment, Assignment]
 
 EMPTY: Assignment = {}
 LEAVE_GROUP_EPOCH = -1
@@ -86,7 +93,7 @@ class ConsumerMember:
                 setattr(other, name, getattr(self, name))
         return other
 
-    def subscription(self) -> tuple:
+    def subscription(self) -> Subscription:
         """What the member record holds; equal tuples mean no record needs writing."""
         return (
             self.instance_id,
@@ -99,7 +106,7 @@ class ConsumerMember:
             self.rebalance_timeout_ms,
         )
 
-    def current(self) -> tuple:
+    def current(self) -> Current:
         """What the current-assignment record holds."""
         return (
             self.member_epoch,

@@ -8,19 +8,22 @@ to the group epoch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .assignors import ASSIGNORS, MemberSpec
 from .model import EMPTY, ConsumerGroup
 from .records import target_epoch_record, target_record
 
 if TYPE_CHECKING:
+    import uuid
+
+    from ..shared.runtime import GroupRuntime
     from .subscriptions import Metadata
 
 
 def assignable_partitions(
-    rt: Any, group: ConsumerGroup, meta: Metadata
-) -> dict[Any, list[int]]:
+    rt: GroupRuntime, group: ConsumerGroup, meta: Metadata
+) -> dict[uuid.UUID, list[int]]:
     available = {}
     for topic_id, count in meta.values():
         paused = rt.paused.partitions(group.group_id, topic_id)
@@ -28,12 +31,12 @@ def assignable_partitions(
     return available
 
 
-def assignor_name(rt: Any, group: ConsumerGroup) -> str:
+def assignor_name(rt: GroupRuntime, group: ConsumerGroup) -> str:
     enabled = tuple(rt.config.consumer_group_assignors)
     return group.preferred_assignor(enabled) or enabled[0]
 
 
-def compute_target(rt: Any, group: ConsumerGroup, epoch: int, meta: Metadata) -> None:
+def compute_target(rt: GroupRuntime, group: ConsumerGroup, epoch: int, meta: Metadata) -> None:
     specs = []
     for member_id, member in group.members.items():
         topics = frozenset(meta[name][0] for name in group.member_topics(member) if name in meta)

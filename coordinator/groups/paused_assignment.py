@@ -10,7 +10,7 @@ resuming trigger a rebalance so the change reaches every member.
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kcsim.protocol.apis.consumer_protocol import decode_assignment, encode_assignment
 from kcsim.protocol.codecs import data_codec
@@ -21,10 +21,15 @@ from ..shared.paused import paused_by_name
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from ..shared.runtime import GroupRuntime
+    from .classic import ClassicGroup
+
 _VERSION = struct.Struct(">h")
 
 
-def without_paused(rt: Any, group: Any, assignments: Mapping[str, bytes]) -> Mapping[str, bytes]:
+def without_paused(
+    rt: GroupRuntime, group: ClassicGroup, assignments: Mapping[str, bytes]
+) -> Mapping[str, bytes]:
     """The leader's assignments with the group's paused partitions taken out."""
     if not group.uses_consumer_protocol():
         return assignments

@@ -8,7 +8,7 @@ and records go out through the runtime.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from kcsim.protocol.errors import ErrorCode
 
@@ -24,8 +24,13 @@ if TYPE_CHECKING:
 
     from .classic import ClassicGroup, Member
 
-INITIAL = "initial"
-REBALANCE = "rebalance"
+
+class InitialDelay(NamedTuple):
+    """The join timer of a group's first rebalance: Kafka's group.initial.rebalance.delay.ms,
+    extended while members keep arriving, for at most `remaining` more."""
+
+    delay: int
+    remaining: int
 
 
 class Rebalancer:
@@ -108,7 +113,7 @@ class Rebalancer:
             delay = self.rt.config.initial_rebalance_delay_ms
             remaining = max(group.rebalance_timeout_ms() - delay, 0)
             self.rt.deadlines.schedule(
-                join_key(group.group_id), self.rt.now + delay, (INITIAL, delay, remaining)
+                join_key(group.group_id), self.rt.now + delay, InitialDelay(delay, remaining)
             )
         group.transition_to(PREPARING_REBALANCE, self.rt.now)
         if not initial:
@@ -119,7 +124,7 @@ class Rebalancer:
             self.complete_join(group)
         else:
             self.rt.deadlines.schedule(
-                join_key(group.group_id), self.rt.now + group.rebalance_timeout_ms(), (REBALANCE,)
+                join_key(group.group_id), self.rt.now + group.rebalance_timeout_ms()
             )
 
     def maybe_complete_join_phase(self, group: ClassicGroup) -> None:
@@ -132,12 +137,13 @@ class Rebalancer:
             return
         self.complete_join(group)
 
-    def on_join_timer(self, group_id: str, payload: tuple) -> None:
+    def on_join_timer(self, group_id: str, initial: InitialDelay | None) -> None:
+        """The join phase is over: the initial delay (maybe extended) or the rebalance time-out."""
         group = self.rt.groups.get(group_id)
         if group is None:
             return
-        if payload[0] == INITIAL:
-            self.try_complete_initial_rebalance(group, payload[1], payload[2])
+        if initial is not None:
+            self.try_complete_initial_rebalance(group, initial.delay, initial.remaining)
         else:
             self.complete_join(group)
 
@@ -155,7 +161,7 @@ class Rebalancer:
             self.rt.deadlines.schedule(
                 join_key(group.group_id),
                 self.rt.now + new_delay,
-                (INITIAL, new_delay, new_remaining),
+                InitialDelay(new_delay, new_remaining),
             )
         else:
             self.complete_join(group)
@@ -170,7 +176,7 @@ class Rebalancer:
             return
         if not group.maybe_elect_new_joined_leader() and group.members:
             rt.deadlines.schedule(
-                join_key(group.group_id), rt.now + group.rebalance_timeout_ms(), (REBALANCE,)
+                join_key(group.group_id), rt.now + group.rebalance_timeout_ms()
             )
             return
         group.init_next_generation(rt.now)

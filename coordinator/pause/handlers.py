@@ -20,7 +20,11 @@ from ..shared.paused import PausedSet, paused_record
 from ..shared.states import COMPLETING_REBALANCE, STABLE
 
 if TYPE_CHECKING:
+    from ..consumer.groups import ConsumerGroups
     from ..groups.classic import ClassicGroup
+    from ..groups.rebalance import Rebalancer
+    from ..shared.interface import RequestContext
+    from ..shared.runtime import GroupRuntime
 
 E = ErrorCode
 PauseResponse = response_class(1000)
@@ -31,15 +35,17 @@ UNKNOWN_PARTITION_MESSAGE = E.UNKNOWN_TOPIC_OR_PARTITION.message
 
 
 class PauseHandlers:
-    def __init__(self, runtime: Any, consumer_groups: Any, rebalancer: Any) -> None:
+    def __init__(
+        self, runtime: GroupRuntime, consumer_groups: ConsumerGroups, rebalancer: Rebalancer
+    ) -> None:
         self.rt = runtime
         self.consumer = consumer_groups
         self.rb = rebalancer
 
-    def pause(self, version: int, request: Any, ctx: Any) -> Any:
+    def pause(self, version: int, request: Any, ctx: RequestContext) -> Any:
         return self._change(request, PauseResponse, "PausePartitions", pausing=True)
 
-    def resume(self, version: int, request: Any, ctx: Any) -> Any:
+    def resume(self, version: int, request: Any, ctx: RequestContext) -> Any:
         return self._change(request, ResumeResponse, "ResumePartitions", pausing=False)
 
     def _change(self, request: Any, cls: Any, name: str, pausing: bool) -> Any:
@@ -89,7 +95,7 @@ class PauseHandlers:
                 and (classic.state is STABLE or classic.state is COMPLETING_REBALANCE)):
             self.rb.prepare_rebalance(classic)
 
-    def list_paused(self, version: int, request: Any, ctx: Any) -> Any:
+    def list_paused(self, version: int, request: Any, ctx: RequestContext) -> Any:
         rt = self.rt
         gid = request.group_id
         if not rt.group_exists(gid):
