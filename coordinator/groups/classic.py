@@ -189,9 +189,6 @@ class ClassicGroup:
 
     # -- membership -------------------------------------------------------
 
-    def has_member(self, member_id: str) -> bool:
-        return member_id in self.members
-
     def is_leader(self, member_id: str) -> bool:
         return self.leader_id is not None and self.leader_id == member_id
 

@@ -17,7 +17,6 @@ from ..shared.states import (
 
 __all__ = [
     "ALLOWED_PREVIOUS",
-    "BY_LOWER_NAME",
     "COMPLETING_REBALANCE",
     "DEAD",
     "EMPTY",
@@ -37,8 +36,6 @@ ALLOWED_PREVIOUS: dict[GroupState, frozenset[GroupState]] = {
     STABLE: frozenset({COMPLETING_REBALANCE}),
     DEAD: frozenset({STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE, EMPTY, DEAD}),
 }
-
-BY_LOWER_NAME: dict[str, GroupState] = {s.value.lower(): s for s in GroupState}
 
 
 class IllegalTransition(RuntimeError):
