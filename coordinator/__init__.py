@@ -9,6 +9,7 @@ handlers that span both (`offsets`, `admin`, `pause`, `failures`), and the
 `GroupCoordinator` facade on top.
 """
 
+from .consumer.assignors import assignor_names
 from .coordinator import SUPPORTED_VERSIONS, GroupCoordinator
 from .shared.interface import GroupConfig, Outcome, RequestContext, TopicLookup
 
@@ -19,4 +20,5 @@ __all__ = [
     "Outcome",
     "RequestContext",
     "TopicLookup",
+    "assignor_names",
 ]

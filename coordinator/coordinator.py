@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 from kcsim.storage.records import OffsetCommitValue, PausedTopicPartitionsKey, Record
 
 from .admin import AUTHORIZED_GROUP_OPERATIONS, AdminHandlers
-from .consumer.assignors import ASSIGNORS
+from .consumer.assignors import assignor_names
 from .consumer.describe import DescribeHandler
 from .consumer.fold import ConsumerFold
-from .consumer.groups import REBALANCE, SESSION, ConsumerGroups
+from .consumer.groups import ConsumerGroups
 from .consumer.heartbeat import HeartbeatHandler
 from .failures import error_response
 from .groups.fold import ClassicFold
@@ -29,7 +29,18 @@ from .groups.rebalance import Rebalancer
 from .offsets import OffsetHandlers
 from .pause.handlers import PauseHandlers
 from .shared.interface import GroupConfig, Outcome, RequestContext, TopicLookup
-from .shared.runtime import HEARTBEAT, JOIN, RETENTION, RETENTION_KEY, SYNC, GroupRuntime
+from .shared.paused import paused_by_name
+from .shared.runtime import GroupRuntime
+from .shared.timers import (
+    HEARTBEAT,
+    JOIN,
+    REBALANCE,
+    RETENTION,
+    RETENTION_KEY,
+    SESSION,
+    SYNC,
+    TimerKey,
+)
 
 if TYPE_CHECKING:
     from .consumer.model import ConsumerGroup
@@ -65,10 +76,7 @@ class GroupCoordinator:
         *,
         new_uuid: Callable[[], uuid.UUID] = uuid.uuid4,
     ) -> None:
-        unknown = [a for a in config.consumer_group_assignors if a not in ASSIGNORS]
-        if unknown or not config.consumer_group_assignors:
-            raise ValueError(f"consumer group assignors must be some of {sorted(ASSIGNORS)}, "
-                             f"not {list(config.consumer_group_assignors)}")
+        assignor_names(config.consumer_group_assignors)
         rt = self._rt = GroupRuntime(config, topics, new_uuid)
         ClassicFold(rt).register()
         ConsumerFold(rt).register()
@@ -77,8 +85,8 @@ class GroupCoordinator:
         self._consumer = ConsumerGroups(rt)
         self._pauses = PauseHandlers(rt, self._consumer, self._rebalance)
         membership = MembershipHandlers(rt, self._rebalance)
-        self._offsets = OffsetHandlers(rt, self._rebalance, self._consumer)
-        admin = AdminHandlers(rt, self._offsets, self._consumer, self._pauses)
+        self._offsets = OffsetHandlers(rt, self._rebalance)
+        admin = AdminHandlers(rt)
         heartbeat = HeartbeatHandler(rt, self._consumer)
         describe = DescribeHandler(rt, AUTHORIZED_GROUP_OPERATIONS)
         self._handlers: dict[int, Handler] = {
@@ -98,6 +106,17 @@ class GroupCoordinator:
             1001: self._pauses.resume,
             1002: self._pauses.list_paused,
         }
+        # What fires a due timer, by the kind of timer.
+        self._timers: dict[str, Callable[[TimerKey, object], None]] = {
+            HEARTBEAT: self._rebalance.on_heartbeat_expired,
+            JOIN: self._rebalance.on_join_timer,
+            SYNC: self._rebalance.on_sync_expired,
+            SESSION: self._consumer.on_session_expired,
+            REBALANCE: self._consumer.on_revocation_expired,
+            RETENTION: self._expire_offsets,
+        }
+        # What starts the timers of a group read back from the log, for each kind of group.
+        self._starters = (self._rebalance.start_loaded, self._consumer.start_loaded)
 
     @property
     def config(self) -> GroupConfig:
@@ -120,7 +139,7 @@ class GroupCoordinator:
             raise ValueError(f"API key {api_key} version {version} is outside {lo}-{hi}")
         rt = self._rt
         due = rt.deadlines.earliest()
-        if (due is not None and due <= now_ms) or not rt.started or rt.loaded or rt.loaded_consumer:
+        if (due is not None and due <= now_ms) or not rt.started or rt.loaded:
             self._advance(now_ms)
         elif now_ms > rt.now:
             rt.now = now_ms  # nothing is due: time just moves on
@@ -168,9 +187,10 @@ class GroupCoordinator:
             )
             self._pauses.drop_missing_topics()
         if rt.loaded:
-            self._rebalance.start_loaded_sessions()
-        if rt.loaded_consumer:
-            self._consumer.start_loaded()
+            loaded, rt.loaded = rt.loaded, {}
+            for group_id in loaded:
+                for start in self._starters:
+                    start(group_id)
         pop_due = rt.deadlines.pop_due
         while True:
             due = pop_due(now_ms)
@@ -181,22 +201,13 @@ class GroupCoordinator:
             self._fire(key, payload)
         rt.now = max(rt.now, now_ms)
 
-    def _fire(self, key: Any, payload: Any) -> None:
-        kind = key[0]
-        if kind == HEARTBEAT:
-            self._rebalance.on_heartbeat_expired(key[1], key[2])
-        elif kind == JOIN:
-            self._rebalance.on_join_timer(key[1], payload)
-        elif kind == SYNC:
-            self._rebalance.on_sync_expired(key[1], payload)
-        elif kind in (SESSION, REBALANCE):
-            self._consumer.fire(key, payload)
-        elif kind == RETENTION:
-            self._offsets.expire_offsets()
-            rt = self._rt
-            rt.deadlines.schedule(
-                RETENTION_KEY, rt.now + rt.config.offsets_retention_check_interval_ms
-            )
+    def _fire(self, key: TimerKey, payload: object) -> None:
+        self._timers[key.kind](key, payload)
+
+    def _expire_offsets(self, key: TimerKey, _: object) -> None:
+        rt = self._rt
+        self._offsets.expire_offsets()
+        rt.deadlines.schedule(RETENTION_KEY, rt.now + rt.config.offsets_retention_check_interval_ms)
 
     # -- read helpers (admin, CLI, tests) ---------------------------------------
 
@@ -219,12 +230,8 @@ class GroupCoordinator:
 
     def paused_partitions(self, group: str) -> dict[str, set[int]]:
         """The group's paused partitions by topic name (topics that still exist)."""
-        out: dict[str, set[int]] = {}
-        for topic_id, (_, partitions) in self._rt.paused.get(group).items():
-            name = self._rt.topics.topic_name(topic_id)
-            if name is not None:
-                out[name] = set(partitions)
-        return out
+        rt = self._rt
+        return {name: set(ps) for name, ps in paused_by_name(rt.paused, rt.topics, group).items()}
 
     def group(self, group: str) -> ClassicGroup | None:
         """The live group (read-only use): members, generation, protocol."""

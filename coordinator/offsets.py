@@ -18,14 +18,14 @@ from kcsim.storage.records import OffsetCommitKey, OffsetCommitValue, Record
 from .groups.classic import ClassicGroup
 from .groups.fold import stored_offsets
 from .groups.membership import validate_member
-from .shared.paused import paused_by_name, paused_record
-from .shared.record_helpers import group_record, offset_record
+from .shared.paused import paused_by_name
+from .shared.record_helpers import offset_record
+from .shared.removal import remove_group
 from .shared.states import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .consumer.groups import ConsumerGroups
     from .consumer.model import ConsumerGroup
     from .groups.rebalance import Rebalancer
     from .shared.interface import RequestContext
@@ -104,12 +104,9 @@ def _merge(
 
 
 class OffsetHandlers:
-    def __init__(
-        self, runtime: GroupRuntime, rebalancer: Rebalancer, consumer: ConsumerGroups
-    ) -> None:
+    def __init__(self, runtime: GroupRuntime, rebalancer: Rebalancer) -> None:
         self.rt = runtime
         self.rb = rebalancer
-        self.consumer = consumer
 
     # -- OffsetCommit -------------------------------------------------------
 
@@ -419,17 +416,6 @@ class OffsetHandlers:
                     self.rt.write(offset_record(group_id, name, p, None))
         return OffsetDeleteResponse(error_code=E.NONE, topics=out.order)
 
-    # -- deleting a group's offsets (DeleteGroups) ----------------------------
-
-    def delete_all_offsets(self, group_id: str) -> int:
-        offsets = self.rt.offsets.group(group_id)
-        if not offsets:
-            return 0
-        doomed = [(t, p) for t, parts in offsets.items() for p in parts]
-        for topic, partition in doomed:
-            self.rt.write(offset_record(group_id, topic, partition, None))
-        return len(doomed)
-
     # -- retention (KIP-211) --------------------------------------------------
 
     def expire_offsets(self) -> None:
@@ -440,20 +426,14 @@ class OffsetHandlers:
                                              group.is_subscribed_to_topic):
                 left = self.rt.groups.get(group_id)
                 if left is not None and left.state is EMPTY:
-                    self.rt.write(group_record(group_id, None))
-                    self._clear_paused(group_id)
+                    remove_group(self.rt, group_id)
         for group_id in list(self.rt.consumer_groups):
             consumer_group = self.rt.consumer_groups[group_id]
             subscribed = consumer_group.subscribed_topics()
             all_expired = self._cleanup_expired_offsets(group_id, _commit_time,
                                                         subscribed.__contains__)
             if all_expired and not consumer_group.members:
-                self._clear_paused(group_id)
-                self.consumer.delete(consumer_group)
-
-    def _clear_paused(self, group_id: str) -> None:
-        if self.rt.paused.get(group_id):
-            self.rt.write(paused_record(group_id, {}))
+                remove_group(self.rt, group_id)
 
     def _validate_fetch(self, request_group: Any) -> int:
         """Kafka's ConsumerGroup.validateOffsetFetch (v9+); classic groups check nothing."""

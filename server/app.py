@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from kcsim.coordinator import GroupConfig, GroupCoordinator
+from kcsim.coordinator import GroupConfig, GroupCoordinator, assignor_names
 
 from .durability import open_durability, remove_orphan_partitions, replay
 from .shell import Server
@@ -32,8 +32,7 @@ def group_config(config: Config) -> GroupConfig:
         offset_metadata_max_bytes=config.offset_metadata_max_bytes,
         consumer_group_session_timeout_ms=config.consumer_group_session_timeout_ms,
         consumer_group_heartbeat_interval_ms=config.consumer_group_heartbeat_interval_ms,
-        consumer_group_assignors=tuple(
-            name.strip() for name in config.consumer_group_assignors.split(",") if name.strip()),
+        consumer_group_assignors=assignor_names(config.consumer_group_assignors),
         consumer_group_max_size=config.consumer_group_max_size,
     )
 

@@ -11,6 +11,8 @@ import tomllib
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
+from kcsim.coordinator import assignor_names
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -146,10 +148,10 @@ def validate(cfg: Config) -> None:
     if cfg.default_partitions < 1:
         raise ValueError("default_partitions must be at least 1")
     extension_keys(cfg)
-    assignors = [a.strip() for a in cfg.consumer_group_assignors.split(",") if a.strip()]
-    unknown = sorted(set(assignors) - {"uniform", "range"})
-    if not assignors or unknown:
-        raise ValueError(f"consumer_group_assignors must name uniform and/or range, not {cfg.consumer_group_assignors!r}")
+    try:
+        assignor_names(cfg.consumer_group_assignors)
+    except ValueError as exc:
+        raise ValueError(f"consumer_group_assignors: {exc}") from None
     if cfg.min_session_timeout_ms > cfg.max_session_timeout_ms:
         raise ValueError("min_session_timeout_ms exceeds max_session_timeout_ms")
 

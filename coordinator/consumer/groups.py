@@ -1,16 +1,18 @@
 """Changes to a consumer group shared by heartbeats, timers, pauses and admin calls.
 
 Bumping the group epoch (when subscriptions or the subscribed topics change),
-computing the target for it, fencing a member, deleting a group, and the two
-member timers: the session (every heartbeat pushes it back) and the rebalance
-time-out (a member that does not revoke partitions in time is fenced).
+computing the target for it, fencing a member, and the two member timers: the
+session (every heartbeat pushes it back) and the rebalance time-out (a member
+that does not revoke partitions in time is fenced). A member's timers go with
+it when the fold removes it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..shared.record_helpers import consumer_group_tombstones, member_tombstones
+from ..shared.record_helpers import member_tombstones
+from ..shared.timers import TimerKey, rebalance_key, session_key
 from .model import ConsumerGroup, ConsumerMember, MemberState
 from .records import current_record, epoch_record
 from .subscriptions import metadata_hash, refresh_regexes, subscription_metadata
@@ -18,18 +20,6 @@ from .target import compute_target
 
 if TYPE_CHECKING:
     from ..shared.runtime import GroupRuntime
-
-SESSION = "cg-session"
-REBALANCE = "cg-rebalance"
-
-
-def session_key(group_id: str, member_id: str) -> tuple[str, str, str]:
-    return (SESSION, group_id, member_id)
-
-
-def rebalance_key(group_id: str, member_id: str) -> tuple[str, str, str]:
-    return (REBALANCE, group_id, member_id)
-
 
 class ConsumerGroups:
     def __init__(self, runtime: GroupRuntime) -> None:
@@ -63,12 +53,10 @@ class ConsumerGroups:
         """Persist a member's new current assignment and arm or disarm its rebalance time-out."""
         rt = self.rt
         rt.write(current_record(group.group_id, member))
-        key = rebalance_key(group.group_id, member.member_id)
         if member.state is MemberState.UNREVOKED_PARTITIONS:
-            rt.deadlines.schedule(key, rt.now + max(member.rebalance_timeout_ms, 0),
-                                  member.member_epoch)
+            self.schedule_revocation(group.group_id, member)
         else:
-            rt.deadlines.cancel(key)
+            rt.deadlines.cancel(rebalance_key(group.group_id, member.member_id))
 
     def fence(self, group: ConsumerGroup, member_id: str) -> None:
         """Remove a member (left, or timed out) and bump the epoch so others rebalance."""
@@ -76,46 +64,38 @@ class ConsumerGroups:
         for record in member_tombstones(group.group_id, member_id):
             rt.write(record)
         self.refresh_epoch(group, bump=True)
-        self.cancel_timers(group.group_id, member_id)
-
-    def cancel_timers(self, group_id: str, member_id: str) -> None:
-        self.rt.deadlines.cancel(session_key(group_id, member_id))
-        self.rt.deadlines.cancel(rebalance_key(group_id, member_id))
 
     def schedule_session(self, group_id: str, member_id: str) -> None:
         rt = self.rt
         rt.deadlines.schedule(session_key(group_id, member_id),
                               rt.now + rt.config.consumer_group_session_timeout_ms)
 
-    def delete(self, group: ConsumerGroup) -> None:
-        for member_id in list(group.members):
-            self.cancel_timers(group.group_id, member_id)
-        for record in consumer_group_tombstones(group.group_id, group.members):
-            self.rt.write(record)
+    def schedule_revocation(self, group_id: str, member: ConsumerMember) -> None:
+        """The member must give up partitions within its rebalance time-out, at this epoch."""
+        rt = self.rt
+        rt.deadlines.schedule(rebalance_key(group_id, member.member_id),
+                              rt.now + max(member.rebalance_timeout_ms, 0), member.member_epoch)
 
     # -- timers -------------------------------------------------------------------
 
-    def fire(self, key: tuple[str, str, str], payload: Any) -> None:
-        kind, group_id, member_id = key
-        group = self.rt.consumer_groups.get(group_id)
-        if group is None or member_id not in group.members:
-            return
-        # A rebalance time-out only fences a member still stuck at the epoch it was armed for.
-        stuck = kind == REBALANCE and group.members[member_id].member_epoch == payload
-        if kind == SESSION or stuck:
-            self.fence(group, member_id)
+    def on_session_expired(self, key: TimerKey, _: object) -> None:
+        group = self.rt.consumer_groups.get(key.group_id)
+        if group is not None and key.member_id in group.members:
+            self.fence(group, key.member_id)
 
-    def start_loaded(self) -> None:
-        """Groups read back from the log: sessions (and pending revocations) start now."""
-        rt = self.rt
-        loaded, rt.loaded_consumer = rt.loaded_consumer, set()
-        for group_id in sorted(loaded):
-            group = rt.consumer_groups.get(group_id)
-            if group is None:
-                continue
-            for member in group.members.values():
-                self.schedule_session(group_id, member.member_id)
-                if member.state is MemberState.UNREVOKED_PARTITIONS:
-                    rt.deadlines.schedule(rebalance_key(group_id, member.member_id),
-                                          rt.now + max(member.rebalance_timeout_ms, 0),
-                                          member.member_epoch)
+    def on_revocation_expired(self, key: TimerKey, epoch: object) -> None:
+        """Fence a member still stuck at the epoch its rebalance time-out was armed for."""
+        group = self.rt.consumer_groups.get(key.group_id)
+        member = None if group is None else group.members.get(key.member_id)
+        if group is not None and member is not None and member.member_epoch == epoch:
+            self.fence(group, key.member_id)
+
+    def start_loaded(self, group_id: str) -> None:
+        """A group read back from the log: sessions (and pending revocations) start now."""
+        group = self.rt.consumer_groups.get(group_id)
+        if group is None:
+            return
+        for member in group.members.values():
+            self.schedule_session(group_id, member.member_id)
+            if member.state is MemberState.UNREVOKED_PARTITIONS:
+                self.schedule_revocation(group_id, member)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 
+from ..shared.interface import kafka_client_host
 from ..shared.record_helpers import group_record, member_tombstones
 from ..shared.states import EMPTY as CLASSIC_EMPTY
 from .model import (
@@ -59,10 +60,6 @@ class Refused(Exception):
 def error_response(code: int, message: str | None = None) -> Any:
     return HeartbeatResponse(error_code=int(code), error_message=message, member_epoch=0,
                              heartbeat_interval_ms=0)
-
-
-def kafka_client_host(host: str) -> str:
-    return host if "/" in host else "/" + host
 
 
 def response_assignment(assignment: Assignment) -> Any:

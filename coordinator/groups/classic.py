@@ -127,7 +127,6 @@ class ClassicGroup:
         "group_id",
         "leader_id",
         "members",
-        "needs_session_start",
         "new_member_added",
         "pending_join",
         "pending_sync",
@@ -173,8 +172,6 @@ class ClassicGroup:
         self.new_member_added = False
         # The last GroupMetadataValue written for this group (None: never written).
         self.persisted: GroupMetadataValue | None = None
-        # Loaded from the log: member sessions start at the first time the coordinator sees.
-        self.needs_session_start = False
 
     # -- state ------------------------------------------------------------
 

@@ -64,8 +64,7 @@ class ClassicFold:
         group = group_from_metadata(group_id, value, rt.now)
         rt.groups[group_id] = group
         if group.members:
-            group.needs_session_start = True
-            rt.loaded.append(group)
+            rt.mark_loaded(group_id)
 
 
 def stored_offsets(rt: GroupRuntime, group_id: str, topic: str) -> dict[int, OffsetCommitValue]:

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from kcsim.protocol.errors import ErrorCode
 
+from ..shared.interface import kafka_client_host
 from ..shared.record_helpers import consumer_group_tombstones
-from ..shared.runtime import GroupRuntime, Waiter, heartbeat_key
+from ..shared.timers import heartbeat_key
 from .classic import ClassicGroup, Member, Protocols
 from .fold import persist_group
 from .records import group_metadata_value, new_group_metadata_value
@@ -32,14 +33,10 @@ from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABL
 
 if TYPE_CHECKING:
     from ..shared.interface import RequestContext
+    from ..shared.runtime import GroupRuntime, Waiter
     from .rebalance import Rebalancer
 
 E = ErrorCode
-
-
-def kafka_client_host(host: str) -> str:
-    """Kafka reports a member's host as InetAddress.toString(): "/10.0.0.1"."""
-    return host if "/" in host else "/" + host
 
 
 def validate_member(group: ClassicGroup, member_id: str, group_instance_id: str | None) -> int:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from kcsim.protocol.errors import ErrorCode
 
-from ..shared.runtime import GroupRuntime, heartbeat_key, join_key, sync_key
+from ..shared.timers import TimerKey, heartbeat_key, join_key, sync_key
 from .fold import persist_group
 from .paused_assignment import without_paused
 from .records import group_metadata_value
@@ -22,6 +22,7 @@ from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABL
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from ..shared.runtime import GroupRuntime
     from .classic import ClassicGroup, Member
 
 
@@ -50,19 +51,18 @@ class Rebalancer:
     def cancel_heartbeat(self, group: ClassicGroup, member_id: str) -> None:
         self.rt.deadlines.cancel(heartbeat_key(group.group_id, member_id))
 
-    def start_loaded_sessions(self) -> None:
-        """Groups read back from the log: sessions start now, as at a Kafka coordinator load."""
-        loaded, self.rt.loaded = self.rt.loaded, []
-        for group in loaded:
-            if self.rt.groups.get(group.group_id) is not group or not group.needs_session_start:
-                continue
-            group.needs_session_start = False
-            for member in group.members.values():
-                self.reschedule_heartbeat(group, member)
-            if len(group.members) > self.rt.config.group_max_size:
-                self.prepare_rebalance(group)
+    def start_loaded(self, group_id: str) -> None:
+        """A group read back from the log: sessions start now, as at a Kafka coordinator load."""
+        group = self.rt.groups.get(group_id)
+        if group is None:
+            return
+        for member in group.members.values():
+            self.reschedule_heartbeat(group, member)
+        if len(group.members) > self.rt.config.group_max_size:
+            self.prepare_rebalance(group)
 
-    def on_heartbeat_expired(self, group_id: str, member_id: str) -> None:
+    def on_heartbeat_expired(self, key: TimerKey, _: object) -> None:
+        group_id, member_id = key.group_id, key.member_id
         group = self.rt.groups.get(group_id)
         if group is None or group.state is DEAD:
             return
@@ -137,12 +137,12 @@ class Rebalancer:
             return
         self.complete_join(group)
 
-    def on_join_timer(self, group_id: str, initial: InitialDelay | None) -> None:
+    def on_join_timer(self, key: TimerKey, initial: object) -> None:
         """The join phase is over: the initial delay (maybe extended) or the rebalance time-out."""
-        group = self.rt.groups.get(group_id)
+        group = self.rt.groups.get(key.group_id)
         if group is None:
             return
-        if initial is not None:
+        if isinstance(initial, InitialDelay):
             self.try_complete_initial_rebalance(group, initial.delay, initial.remaining)
         else:
             self.complete_join(group)
@@ -208,8 +208,8 @@ class Rebalancer:
         group.pending_sync.clear()
         self.rt.deadlines.cancel(sync_key(group.group_id))
 
-    def on_sync_expired(self, group_id: str, generation: int) -> None:
-        group = self.rt.groups.get(group_id)
+    def on_sync_expired(self, key: TimerKey, generation: object) -> None:
+        group = self.rt.groups.get(key.group_id)
         if group is None or generation != group.generation:
             return
         if group.state is not COMPLETING_REBALANCE and group.state is not STABLE:

@@ -117,12 +117,7 @@ class PauseHandlers:
         listed.sort(key=lambda t: t.name)
         return ListPausedResponse(error_code=E.NONE, topics=listed)
 
-    # -- groups and topics going away ----------------------------------------------
-
-    def clear(self, group_id: str) -> None:
-        """The group is deleted: so is its paused set."""
-        if self.rt.paused.get(group_id):
-            self.rt.write(paused_record(group_id, {}))
+    # -- topics going away -----------------------------------------------------------
 
     def topic_deleted(self, topic_id: uuid.UUID) -> None:
         for group_id in sorted(self.rt.paused.groups_of_topic(topic_id)):

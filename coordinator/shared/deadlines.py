@@ -8,19 +8,21 @@ the coordinator then; nothing here reads a clock.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sortedcontainers import SortedList
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable, Iterator
+    from collections.abc import Iterator
+
+    from .timers import TimerKey
 
 
 class Deadlines:
     __slots__ = ("_by_key", "_earliest", "_order", "_seq")
 
     def __init__(self) -> None:
-        self._by_key: dict[Hashable, tuple[int, int, Any]] = {}
+        self._by_key: dict[TimerKey, tuple[int, int, object]] = {}
         # (deadline, sequence, key): the sequence breaks ties in scheduling order
         # and keeps keys from ever being compared.
         self._order: SortedList = SortedList()
@@ -31,10 +33,10 @@ class Deadlines:
     def __len__(self) -> int:
         return len(self._by_key)
 
-    def __contains__(self, key: Hashable) -> bool:
+    def __contains__(self, key: TimerKey) -> bool:
         return key in self._by_key
 
-    def schedule(self, key: Hashable, at_ms: int, payload: Any = None) -> None:
+    def schedule(self, key: TimerKey, at_ms: int, payload: object = None) -> None:
         old = self._by_key.get(key)
         if old is not None:
             self._order.remove((old[0], old[1], key))
@@ -46,21 +48,21 @@ class Deadlines:
         elif self._earliest is None or at_ms < self._earliest:
             self._earliest = at_ms
 
-    def cancel(self, key: Hashable) -> None:
+    def cancel(self, key: TimerKey) -> None:
         old = self._by_key.pop(key, None)
         if old is not None:
             self._order.remove((old[0], old[1], key))
             if old[0] == self._earliest:
                 self._earliest = self._order[0][0] if self._order else None
 
-    def deadline(self, key: Hashable) -> int | None:
+    def deadline(self, key: TimerKey) -> int | None:
         entry = self._by_key.get(key)
         return None if entry is None else entry[0]
 
     def earliest(self) -> int | None:
         return self._earliest
 
-    def pop_due(self, now_ms: int) -> tuple[int, Hashable, Any] | None:
+    def pop_due(self, now_ms: int) -> tuple[int, TimerKey, object] | None:
         """Remove and return the earliest (deadline, key, payload) due at or before now, if any."""
         if self._earliest is None or self._earliest > now_ms:
             return None
@@ -69,5 +71,5 @@ class Deadlines:
         self._earliest = self._order[0][0] if self._order else None
         return at, key, payload
 
-    def keys(self) -> Iterator[Hashable]:
+    def keys(self) -> Iterator[TimerKey]:
         return iter(self._by_key)

@@ -25,6 +25,11 @@ class RequestContext:
     client_host: str
 
 
+def kafka_client_host(host: str) -> str:
+    """A client's host as Kafka reports it (InetAddress.toString()): "/10.0.0.1"."""
+    return host if "/" in host else "/" + host
+
+
 @dataclass(slots=True)
 class Outcome:
     """Responses to send (possibly for earlier pending requests) and the records to persist first.

@@ -20,6 +20,7 @@ from .interface import GroupConfig, Outcome, TopicLookup
 from .offset_store import OffsetStore
 from .paused import PausedRegistry
 from .states import DEAD
+from .timers import heartbeat_key, join_key, sync_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -29,27 +30,6 @@ if TYPE_CHECKING:
     # Types only: the groups of either kind live here, their behaviour above.
     from ..consumer.model import ConsumerGroup
     from ..groups.classic import ClassicGroup
-
-HEARTBEAT = "heartbeat"
-JOIN = "join"
-SYNC = "sync"
-RETENTION = "retention"
-
-
-def heartbeat_key(group_id: str, member_id: str) -> tuple[str, str, str]:
-    return (HEARTBEAT, group_id, member_id)
-
-
-def join_key(group_id: str) -> tuple[str, str]:
-    return (JOIN, group_id)
-
-
-def sync_key(group_id: str) -> tuple[str, str]:
-    return (SYNC, group_id)
-
-
-RETENTION_KEY = (RETENTION,)
-
 
 class Waiter(NamedTuple):
     """A request parked until the group can answer it, and the version to answer in."""
@@ -74,12 +54,13 @@ class GroupRuntime:
         self.paused = PausedRegistry()
         # The fold of each record kind, by key type, registered by the part that owns it.
         self.folds: dict[type, Callable[[Record], None]] = {}
-        self.loaded_consumer: set[str] = set()
         self.offsets = OffsetStore()
         self.deadlines = Deadlines()
         self.now = 0
         self.started = False
-        self.loaded: list[ClassicGroup] = []
+        # Groups read back from the log whose timers start at the first time the
+        # coordinator sees (in load order; a dict as an ordered set).
+        self.loaded: dict[str, None] = {}
         self.parked: set[object] = set()
         self.cancelled: set[object] = set()
         self.responses: list[tuple[object, Any]] = []
@@ -125,6 +106,12 @@ class GroupRuntime:
         fold = self.folds.get(type(record.key))
         if fold is not None:
             fold(record)
+
+    def mark_loaded(self, group_id: str) -> None:
+        """A record built or changed this group before the coordinator started: its timers
+        start with the first call."""
+        if not self.started:
+            self.loaded[group_id] = None
 
     def forget_group(self, group: ClassicGroup) -> None:
         """Remove a classic group and its timers; parked requests of its members are never answered."""
