@@ -9,12 +9,14 @@ handlers that span both (`offsets`, `admin`, `pause`, `failures`), and the
 `GroupCoordinator` facade on top.
 """
 
-from .consumer.assignors import assignor_names
+from .consumer.assignors import ASSIGNORS, assignor_names
 from .coordinator import SUPPORTED_VERSIONS, GroupCoordinator
-from .shared.interface import GroupConfig, Outcome, RequestContext, TopicLookup
+from .shared.interface import Caller, GroupConfig, Outcome, RequestContext, TopicLookup
 
 __all__ = [
+    "ASSIGNORS",
     "SUPPORTED_VERSIONS",
+    "Caller",
     "GroupConfig",
     "GroupCoordinator",
     "Outcome",

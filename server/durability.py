@@ -54,7 +54,7 @@ def open_durability(config: Config, clock_ms: Any) -> Durability:
         lock.release()
         raise
     writer = GroupCommitWriter(
-        record_log, config.fsync,  # type: ignore[arg-type]  # validated by config.validate interval_ms=config.fsync_interval_ms,
+        record_log, config.fsync, interval_ms=config.fsync_interval_ms,
         compact_interval_ms=config.compaction_interval_ms or None,
         tombstone_retention_ms=config.tombstone_retention_ms, clock_ms=clock_ms)
     partitions = root / "partitions"

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from .records import Record
 
 DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
+MIN_SEGMENT_BYTES = SEGMENT_HEADER_SIZE + FRAME_HEADER_SIZE  # room for a header and one frame
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,7 @@ class RecordLog:
         for inspecting a log, possibly while a server appends to it.
         """
         directory = os.fspath(path)
-        if segment_bytes < SEGMENT_HEADER_SIZE + FRAME_HEADER_SIZE:
+        if segment_bytes < MIN_SEGMENT_BYTES:
             raise ValueError(f"segment_bytes={segment_bytes} is too small")
         if read_only:
             if repair:

@@ -218,11 +218,12 @@ ASSIGNORS: dict[str, Callable[[Sequence[MemberSpec], Available], dict[str, Assig
 def assignor_names(spec: str | Iterable[str]) -> tuple[str, ...]:
     """The server assignors a coordinator is configured with, in order (the first is the
     default): a comma-separated list or the names themselves. ValueError unless there is
-    at least one and every one is an assignor kcsim ships."""
+    at least one, none twice, and every one is an assignor kcsim ships."""
     parts = spec.split(",") if isinstance(spec, str) else spec
     names = tuple(name.strip() for name in parts if name.strip())
     unknown = [name for name in names if name not in ASSIGNORS]
-    if not names or unknown:
-        raise ValueError(f"consumer group assignors must be some of {', '.join(ASSIGNORS)}, "
+    if not names or unknown or len(set(names)) != len(names):
+        raise ValueError(f"consumer group assignors must be distinct names from "
+                         f"{', '.join(ASSIGNORS)}, "
                          f"not {spec!r}")
     return names

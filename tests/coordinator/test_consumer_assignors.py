@@ -102,8 +102,8 @@ def test_uniform_places_every_assignable_partition_once(
 def test_configured_assignor_names_are_parsed_and_checked_in_one_place() -> None:
     assert assignor_names(" range, uniform ") == ("range", "uniform")
     assert assignor_names(["uniform"]) == ("uniform",)
-    for bad in ("", "sticky", "uniform,cooperative"):
-        with pytest.raises(ValueError, match="assignors must be some of uniform, range"):
+    for bad in ("", "sticky", "uniform,cooperative", "range,range"):
+        with pytest.raises(ValueError, match="assignors must be distinct names from uniform, range"):
             assignor_names(bad)
     with pytest.raises(ValueError, match="assignors"):
         GroupCoordinator(GroupConfig(consumer_group_assignors=("roundrobin",)), topics=None)  # type: ignore[arg-type]

@@ -167,6 +167,27 @@ async def test_interval_policy_releases_at_once_and_fsyncs_periodically(tmp_path
     log.close()
 
 
+@pytest.mark.parametrize("policy", ["interval", "never"])
+async def test_commit_returns_once_the_records_are_in_the_os(tmp_path, tracker, policy):
+    """What a server acknowledges after commit() survives the process dying, fsync or not."""
+    log = open_log(tmp_path)
+    writer = GroupCommitWriter(log, policy, interval_ms=60_000)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        fsyncs = tracker.file_fsyncs
+        await writer.commit([offset_commit("g", 0, 42)])
+        with RecordLog.open(tmp_path, read_only=True) as reader:  # another reader: via the OS
+            assert list(reader.replay()) == [offset_commit("g", 0, 42)]
+        assert tracker.file_fsyncs == fsyncs and writer.stats.syncs == 0
+        await writer.aclose()
+    log.close()
+
+
+def test_interval_must_be_positive(tmp_path):
+    with open_log(tmp_path) as log, pytest.raises(ValueError, match="interval_ms"):
+        GroupCommitWriter(log, "interval", interval_ms=0)
+
+
 async def test_never_policy_does_not_fsync(tmp_path, tracker):
     log = open_log(tmp_path)
     writer = GroupCommitWriter(log, "never")
