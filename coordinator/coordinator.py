@@ -3,17 +3,26 @@ groups and KIP-1249 paused partitions, over one group-id namespace and one offse
 
 `handle` answers one decoded request at `now_ms`; `tick` fires the time-outs
 that are due; both return an Outcome. `apply` folds a record into the state
-(the shell calls it at start-up replay; live records are applied before they
-appear in an Outcome). Before anything else happens at a given time, every
+(the shell calls it at start-up replay); live records fold in through the same
+`apply` once the handler (or timer) that wrote them has returned, before they
+appear in an Outcome. Before anything else happens at a given time, every
 deadline due by then fires, as Kafka's timer would have fired it.
+
+Each request and each timer firing is all or nothing: one that raises is
+undone and answered UNKNOWN_SERVER_ERROR (a timer's group fails); a record
+whose fold raises fails its group, which then answers COORDINATOR_NOT_AVAILABLE.
+Both are reported in the Outcome for the shell to log.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from kcsim.protocol.codecs import api
+from kcsim.protocol.errors import ErrorCode as E
 from kcsim.storage.records import OffsetCommitValue, PausedTopicPartitionsKey, Record
 
 from .admin import AUTHORIZED_GROUP_OPERATIONS, AdminHandlers
@@ -22,13 +31,14 @@ from .consumer.describe import DescribeHandler
 from .consumer.fold import ConsumerFold
 from .consumer.groups import ConsumerGroups
 from .consumer.heartbeat import HeartbeatHandler
-from .failures import error_response
+from .failures import answered_per_group, error_response, group_ids, merge_groups, only_groups
 from .groups.fold import ClassicFold
 from .groups.membership import MembershipHandlers
 from .groups.rebalance import Rebalancer
+from .groups.responses import join_error, sync_response
 from .offsets import OffsetHandlers
 from .pause.handlers import PauseHandlers
-from .shared.interface import GroupConfig, Outcome, RequestContext, TopicLookup
+from .shared.interface import Failure, GroupConfig, Outcome, RequestContext, TopicLookup
 from .shared.paused import paused_by_name
 from .shared.runtime import GroupRuntime
 from .shared.timers import (
@@ -125,8 +135,10 @@ class GroupCoordinator:
     # -- the shell's interface ----------------------------------------------
 
     def apply(self, record: Record) -> None:
-        """Fold one record into the state; records of other coordinators are ignored."""
-        self._rt.apply(record)
+        """Fold one record read back at start-up; records of other coordinators are ignored.
+
+        A record whose fold raises fails its group (reported in the next Outcome)."""
+        self._rt.apply_all((record,), 0, self._fold_failed)
 
     def handle(
         self, api_key: int, version: int, request: Any, ctx: RequestContext, now_ms: int
@@ -143,10 +155,13 @@ class GroupCoordinator:
             self._advance(now_ms)
         elif now_ms > rt.now:
             rt.now = now_ms  # nothing is due: time just moves on
-        response = handler(version, request, ctx)
+        if rt.failed and not rt.failed.isdisjoint(group_ids(api_key, version, request)):
+            response = self._around_failed(handler, api_key, version, request, ctx)
+        else:
+            response = self._run(handler, api_key, version, request, ctx)
         if response is not None:
-            self._rt.responses.append((ctx.token, response))
-        return self._rt.finish()
+            rt.responses.append((ctx.token, response))
+        return rt.finish()
 
     def tick(self, now_ms: int) -> Outcome:
         self._advance(now_ms)
@@ -171,8 +186,108 @@ class GroupCoordinator:
 
         Only records come back (no time passes, so no parked request is answered);
         consumer groups subscribed to the topic see the change at their next heartbeat."""
-        self._pauses.topic_deleted(topic_id)
+        self._step(lambda: self._pauses.topic_deleted(topic_id), "forgetting a deleted topic")
         return self._rt.finish()
+
+    def failed_groups(self) -> set[str]:
+        """Groups whose fold raised: they answer COORDINATOR_NOT_AVAILABLE until a restart."""
+        return set(self._rt.failed)
+
+    # -- one call's effects: all or nothing ------------------------------------
+
+    def _run(
+        self, handler: Handler, api_key: int, version: int, request: Any, ctx: RequestContext
+    ) -> Any:
+        """Run a handler; its records fold in once it has returned. One that raises changes
+        nothing and is answered UNKNOWN_SERVER_ERROR."""
+        rt = self._rt
+        start = len(rt.records)
+        answered = len(rt.responses)
+        rt.journal.begin()
+        try:
+            response = handler(version, request, ctx)
+        except Exception as exc:
+            self._undo(start, answered)
+            rt.failures.append(Failure(f"{_api_name(api_key)} v{version}", exc))
+            return error_response(api_key, version, request, E.UNKNOWN_SERVER_ERROR)
+        rt.journal.commit()
+        if (self._fold_from(start) and response is not None
+                and not rt.failed.isdisjoint(group_ids(api_key, version, request))):
+            # Its group failed as its records folded in (a parked request was answered so).
+            return error_response(api_key, version, request, E.COORDINATOR_NOT_AVAILABLE)
+        return response
+
+    def _around_failed(
+        self, handler: Handler, api_key: int, version: int, request: Any, ctx: RequestContext
+    ) -> Any:
+        """A request naming a failed group: COORDINATOR_NOT_AVAILABLE for it, the others
+        (of an API answering each group on its own) served as usual."""
+        unavailable = E.COORDINATOR_NOT_AVAILABLE
+        if not answered_per_group(api_key, version):
+            return error_response(api_key, version, request, unavailable)
+        named = group_ids(api_key, version, request)
+        healthy = [g for g in named if g not in self._rt.failed]
+        failed = error_response(api_key, version,
+                                only_groups(api_key, version, request, self._rt.failed), unavailable)
+        if not healthy:
+            return failed
+        served = self._run(handler, api_key, version,
+                           only_groups(api_key, version, request, healthy), ctx)
+        return merge_groups(api_key, version, request, served, failed)
+
+    def _step(self, step: Callable[[], None], what: str, group_id: str | None = None) -> None:
+        """A timer firing (or another change not asked by a request), all or nothing: one that
+        raises is undone, reported, and fails the group it concerns."""
+        rt = self._rt
+        start = len(rt.records)
+        answered = len(rt.responses)
+        rt.journal.begin()
+        try:
+            step()
+        except Exception as exc:
+            self._undo(start, answered)
+            self._fail(group_id, exc, what)
+            return
+        rt.journal.commit()
+        self._fold_from(start)
+
+    def _undo(self, start: int, answered: int) -> None:
+        rt = self._rt
+        rt.journal.rollback()
+        del rt.records[start:]
+        del rt.responses[answered:]
+
+    def _fold_from(self, start: int) -> bool:
+        """Fold the records queued since `start` (the one apply path); False unless one raised."""
+        rt = self._rt
+        known = len(rt.failures)
+        rt.apply_all(rt.records, start, self._fold_failed)
+        return len(rt.failures) != known
+
+    def _fold_failed(self, record: Record, error: BaseException) -> None:
+        self._fail(getattr(record.key, "group", None), error, "folding a record")
+
+    def _fail(self, group_id: str | None, error: BaseException, what: str) -> None:
+        """Report a contained bug; a group it concerns fails: its parked requests are answered
+        COORDINATOR_NOT_AVAILABLE and so is every later request for it."""
+        rt = self._rt
+        rt.failures.append(Failure(what, error, group_id))
+        if group_id is None or group_id in rt.failed:
+            return
+        rt.failed.add(group_id)
+        group = rt.groups.get(group_id)
+        if group is None:
+            return
+        unavailable = E.COORDINATOR_NOT_AVAILABLE
+        try:
+            for member in list(group.members.values()):
+                if member.join_waiter is not None:
+                    rt.respond(member.join_waiter.token,
+                               join_error(member.join_waiter.version, unavailable))
+                if member.sync_waiter is not None:
+                    rt.respond(member.sync_waiter.token, sync_response(unavailable))
+        except Exception:  # the group is broken: answering what can be answered is enough
+            pass
 
     # -- time ---------------------------------------------------------------
 
@@ -185,12 +300,13 @@ class GroupCoordinator:
             rt.deadlines.schedule(
                 RETENTION_KEY, now_ms + rt.config.offsets_retention_check_interval_ms
             )
-            self._pauses.drop_missing_topics()
+            self._step(self._pauses.drop_missing_topics, "forgetting pauses of deleted topics")
         if rt.loaded:
             loaded, rt.loaded = rt.loaded, {}
             for group_id in loaded:
-                for start in self._starters:
-                    start(group_id)
+                if group_id not in rt.failed:
+                    self._step(partial(self._start_loaded, group_id),
+                               "starting a loaded group's timers", group_id)
         pop_due = rt.deadlines.pop_due
         while True:
             due = pop_due(now_ms)
@@ -198,11 +314,15 @@ class GroupCoordinator:
                 break
             at, key, payload = due
             rt.now = max(rt.now, at)
-            self._fire(key, payload)
+            if key.group_id in rt.failed:
+                continue
+            self._step(partial(self._timers[key.kind], key, payload), f"{key.kind} timer",
+                       key.group_id or None)
         rt.now = max(rt.now, now_ms)
 
-    def _fire(self, key: TimerKey, payload: object) -> None:
-        self._timers[key.kind](key, payload)
+    def _start_loaded(self, group_id: str) -> None:
+        for start in self._starters:
+            start(group_id)
 
     def _expire_offsets(self, key: TimerKey, _: object) -> None:
         rt = self._rt
@@ -236,3 +356,7 @@ class GroupCoordinator:
     def group(self, group: str) -> ClassicGroup | None:
         """The live group (read-only use): members, generation, protocol."""
         return self._rt.groups.get(group)
+
+
+def _api_name(api_key: int) -> str:
+    return api(api_key).name

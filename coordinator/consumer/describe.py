@@ -59,7 +59,7 @@ class DescribeHandler:
             group_state=group.state.value,
             group_epoch=group.group_epoch,
             assignment_epoch=group.assignment_epoch,
-            assignor_name=assignor_name(self.rt, group),
+            assignor_name=assignor_name(self.rt.config, group),
             members=[
                 Member(
                     member_id=m.member_id,

@@ -13,57 +13,85 @@ from typing import TYPE_CHECKING
 
 from ..shared.record_helpers import member_tombstones
 from ..shared.timers import TimerKey, rebalance_key, session_key
-from .model import ConsumerGroup, ConsumerMember, MemberState
+from .model import Assignment, ConsumerGroup, ConsumerMember, MemberState
 from .records import current_record, epoch_record
 from .subscriptions import metadata_hash, refresh_regexes, subscription_metadata
 from .target import compute_target
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from ..shared.paused import PausedSet
     from ..shared.runtime import GroupRuntime
+
 
 class ConsumerGroups:
     def __init__(self, runtime: GroupRuntime) -> None:
         self.rt = runtime
 
     # -- epochs and targets ----------------------------------------------------
+    #
+    # Each takes `view`: the group as the records this call has written so far will
+    # make it (`ConsumerGroup.with_member`), since they fold in only once it returns.
 
-    def refresh_epoch(self, group: ConsumerGroup, bump: bool) -> None:
-        """Bump the group epoch if asked to or if the subscribed topics changed."""
+    def next_epoch(self, view: ConsumerGroup, bump: bool) -> int:
+        """The group epoch after this call: one more (written) if asked or if the
+        subscribed topics changed, else the same."""
         rt = self.rt
-        refresh_regexes(group, rt.topics, rt.now)
-        meta = subscription_metadata(group, rt.topics)
-        new_hash = metadata_hash(meta)
-        if bump or new_hash != group.metadata_hash:
-            rt.write(epoch_record(group.group_id, group.group_epoch + 1, new_hash))
+        self.refresh_regexes(view)
+        new_hash = metadata_hash(subscription_metadata(view, rt.topics))
+        if bump or new_hash != view.metadata_hash:
+            epoch = view.group_epoch + 1
+            rt.write(epoch_record(view.group_id, epoch, new_hash))
+            return epoch
+        return view.group_epoch
 
-    def maybe_assign(self, group: ConsumerGroup) -> None:
-        """Compute the target for the group epoch if it is newer than the target's."""
-        if group.group_epoch > group.assignment_epoch and group.members:
-            compute_target(self.rt, group, group.group_epoch,
-                           subscription_metadata(group, self.rt.topics))
+    def targets(
+        self, view: ConsumerGroup, epoch: int, paused: PausedSet | None = None
+    ) -> tuple[int, Mapping[str, Assignment]]:
+        """The target epoch and every member's target after this call: computed (and
+        written) for `epoch` if it is newer than the target's."""
+        rt = self.rt
+        if epoch > view.assignment_epoch and view.members:
+            if paused is None:
+                paused = rt.paused.get(view.group_id)
+            meta = subscription_metadata(view, rt.topics)
+            return epoch, compute_target(rt, view, epoch, meta, paused)
+        return view.assignment_epoch, view.target
 
-    def reassign_now(self, group: ConsumerGroup) -> None:
-        """New target at once (the assignable partitions changed, e.g. a pause)."""
-        self.refresh_epoch(group, bump=True)
-        self.maybe_assign(group)
+    def reassign_now(self, group: ConsumerGroup, paused: PausedSet) -> None:
+        """New target at once: the assignable partitions changed (a pause, written in this call)."""
+        self.targets(group, self.next_epoch(group, bump=True), paused)
+
+    def refresh_regexes(self, view: ConsumerGroup, force: bool = False) -> None:
+        """Match the group's regular expressions against the topics again when due (soft state,
+        journaled: a call that raises leaves the old matches)."""
+        rt = self.rt
+        resolved, refreshed = view.resolved_regex, view.regex_refreshed_at
+
+        def undo() -> None:
+            view.resolved_regex, view.regex_refreshed_at = resolved, refreshed
+
+        rt.journal.on_undo(undo)
+        refresh_regexes(view, rt.topics, rt.now, force)
 
     # -- members ----------------------------------------------------------------
 
-    def write_current(self, group: ConsumerGroup, member: ConsumerMember) -> None:
+    def write_current(self, group_id: str, member: ConsumerMember) -> None:
         """Persist a member's new current assignment and arm or disarm its rebalance time-out."""
         rt = self.rt
-        rt.write(current_record(group.group_id, member))
+        rt.write(current_record(group_id, member))
         if member.state is MemberState.UNREVOKED_PARTITIONS:
-            self.schedule_revocation(group.group_id, member)
+            self.schedule_revocation(group_id, member)
         else:
-            rt.deadlines.cancel(rebalance_key(group.group_id, member.member_id))
+            rt.deadlines.cancel(rebalance_key(group_id, member.member_id))
 
     def fence(self, group: ConsumerGroup, member_id: str) -> None:
         """Remove a member (left, or timed out) and bump the epoch so others rebalance."""
         rt = self.rt
         for record in member_tombstones(group.group_id, member_id):
             rt.write(record)
-        self.refresh_epoch(group, bump=True)
+        self.next_epoch(group.with_member(group.members[member_id], None), bump=True)
 
     def schedule_session(self, group_id: str, member_id: str) -> None:
         rt = self.rt

@@ -46,7 +46,8 @@ def refresh_regexes(
     group: ConsumerGroup, topics: TopicLookup, now_ms: int, force: bool = False
 ) -> None:
     if not group.regex_counts:
-        group.resolved_regex.clear()
+        if group.resolved_regex:
+            group.resolved_regex = {}
         return
     due = (
         force

@@ -120,8 +120,8 @@ class MembershipHandlers:
         if group is None:
             if not unknown_member:
                 return join_error(version, E.UNKNOWN_MEMBER_ID, join.member_id)
-            group = ClassicGroup(join.group_id, self.rt.now)
-            self.rt.groups[join.group_id] = group
+            group = ClassicGroup(join.group_id, self.rt.now, journal=self.rt.journal)
+            self.rt.add_group(group)
         written = len(self.rt.records)
 
         if not self._accept_joining_member(group, join.member_id):
@@ -228,7 +228,7 @@ class MembershipHandlers:
         )
         member.is_new = True
         if group.state is PREPARING_REBALANCE and group.previous_state is EMPTY:
-            group.new_member_added = True
+            group.note_new_member(True)
         group.add(member, self._park(join))
         # New members cannot heartbeat yet: their parked join times out on its own clock.
         self.rb.reschedule_heartbeat(group, member, self.rt.config.new_member_join_timeout_ms)
@@ -328,7 +328,7 @@ class MembershipHandlers:
         member = group.members[member_id]
         if group.state is COMPLETING_REBALANCE:
             self.rt.drop(member.sync_waiter)
-            member.sync_waiter = self.rt.park(ctx.token, version)
+            group.park_sync(member, self.rt.park(ctx.token, version))
             self.rb.remove_pending_sync_member(group, member_id)
             if group.is_leader(member_id):
                 assignments = {a.member_id: bytes(a.assignment) for a in request.assignments}

@@ -155,7 +155,7 @@ class Rebalancer:
         The extensions never exceed the rebalance timeout.
         """
         if group.new_member_added and remaining != 0:
-            group.new_member_added = False
+            group.note_new_member(False)
             new_delay = min(self.rt.config.initial_rebalance_delay_ms, remaining)
             new_remaining = max(remaining - delay, 0)
             self.rt.deadlines.schedule(
@@ -196,8 +196,8 @@ class Rebalancer:
                     generation_response(waiter.version, group, member.member_id, members=members),
                 )
             self.reschedule_heartbeat(group, member)
-            member.is_new = False
-            group.pending_sync.add(member.member_id)
+            group.mark_joined(member)
+            group.await_sync(member.member_id)
         rt.deadlines.schedule(
             sync_key(group.group_id), rt.now + group.rebalance_timeout_ms(), group.generation
         )
@@ -205,7 +205,7 @@ class Rebalancer:
     # -- sync phase ---------------------------------------------------------
 
     def remove_sync_expiration(self, group: ClassicGroup) -> None:
-        group.pending_sync.clear()
+        group.clear_pending_sync()
         self.rt.deadlines.cancel(sync_key(group.group_id))
 
     def on_sync_expired(self, key: TimerKey, generation: object) -> None:
@@ -220,7 +220,7 @@ class Rebalancer:
             self.prepare_rebalance(group)
 
     def remove_pending_sync_member(self, group: ClassicGroup, member_id: str) -> None:
-        group.pending_sync.discard(member_id)
+        group.synced(member_id)
         if group.state is COMPLETING_REBALANCE or group.state is STABLE:
             if not group.pending_sync:
                 self.rt.deadlines.cancel(sync_key(group.group_id))
@@ -230,7 +230,7 @@ class Rebalancer:
     def reset_and_propagate_assignment_with_error(self, group: ClassicGroup, error: int) -> None:
         assert group.state is COMPLETING_REBALANCE
         for member in group.members.values():
-            member.assignment = b""
+            group.set_assignment(member, b"")
         self.propagate_assignment(group, error)
 
     def set_and_propagate_assignment(
@@ -238,7 +238,7 @@ class Rebalancer:
     ) -> None:
         assert group.state is COMPLETING_REBALANCE
         for member in group.members.values():
-            member.assignment = assignment.get(member.member_id, b"")
+            group.set_assignment(member, assignment.get(member.member_id, b""))
         self.propagate_assignment(group, ErrorCode.NONE)
 
     def propagate_assignment(self, group: ClassicGroup, error: int) -> None:

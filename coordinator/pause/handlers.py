@@ -80,15 +80,16 @@ class PauseHandlers:
                 answer.partitions.append(partition_cls(partition_index=index, error_code=E.NONE))
         if changed:
             rt.write(paused_record(gid, paused))
-            self.take_effect(gid)
+            self.take_effect(gid, paused)
         return cls(error_code=E.NONE, responses=list(answers.values()))
 
-    def take_effect(self, group_id: str) -> None:
-        """Re-assign the group without (or again with) the partitions whose pause changed."""
+    def take_effect(self, group_id: str, paused: PausedSet) -> None:
+        """Re-assign the group without (or again with) the partitions whose pause changed
+        (`paused`: the group's paused set as this call wrote it)."""
         group = self.rt.consumer_groups.get(group_id)
         if group is not None:
             if group.members:
-                self.consumer.reassign_now(group)
+                self.consumer.reassign_now(group, paused)
             return
         classic: ClassicGroup | None = self.rt.groups.get(group_id)
         if (classic is not None and classic.uses_consumer_protocol()

@@ -3,7 +3,8 @@
 Each timer has a key naming what it guards (a member's session, a group's
 join or sync phase); scheduling a key again replaces its deadline, as Kafka's
 coordinator timer does. The shell asks for the earliest deadline and ticks
-the coordinator then; nothing here reads a clock.
+the coordinator then; nothing here reads a clock. Changes made during a call
+are noted in the journal, so a call that raises leaves the timers as they were.
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ from sortedcontainers import SortedList
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from .journal import Journal
     from .timers import TimerKey
 
 
 class Deadlines:
-    __slots__ = ("_by_key", "_earliest", "_order", "_seq")
+    __slots__ = ("_by_key", "_earliest", "_journal", "_order", "_seq")
 
-    def __init__(self) -> None:
+    def __init__(self, journal: Journal | None = None) -> None:
+        self._journal = journal
         self._by_key: dict[TimerKey, tuple[int, int, object]] = {}
         # (deadline, sequence, key): the sequence breaks ties in scheduling order
         # and keeps keys from ever being compared.
@@ -38,6 +41,9 @@ class Deadlines:
 
     def schedule(self, key: TimerKey, at_ms: int, payload: object = None) -> None:
         old = self._by_key.get(key)
+        journal = self._journal
+        if journal is not None and journal.open:
+            journal.on_undo(lambda: self._put_back(key, old))
         if old is not None:
             self._order.remove((old[0], old[1], key))
         self._seq += 1
@@ -51,9 +57,22 @@ class Deadlines:
     def cancel(self, key: TimerKey) -> None:
         old = self._by_key.pop(key, None)
         if old is not None:
+            journal = self._journal
+            if journal is not None and journal.open:
+                journal.on_undo(lambda: self._put_back(key, old))
             self._order.remove((old[0], old[1], key))
             if old[0] == self._earliest:
                 self._earliest = self._order[0][0] if self._order else None
+
+    def _put_back(self, key: TimerKey, entry: tuple[int, int, object] | None) -> None:
+        """Undo: the key's timer exactly as it was (its place among equal deadlines too)."""
+        current = self._by_key.pop(key, None)
+        if current is not None:
+            self._order.remove((current[0], current[1], key))
+        if entry is not None:
+            self._by_key[key] = entry
+            self._order.add((entry[0], entry[1], key))
+        self._earliest = self._order[0][0] if self._order else None
 
     def deadline(self, key: TimerKey) -> int | None:
         entry = self._by_key.get(key)
