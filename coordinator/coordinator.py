@@ -21,9 +21,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from kcsim.coordinator.records import OffsetCommitValue, PausedTopicPartitionsKey
 from kcsim.protocol.codecs import api
 from kcsim.protocol.errors import ErrorCode as E
-from kcsim.storage.records import OffsetCommitValue, PausedTopicPartitionsKey, Record
 
 from .admin import AUTHORIZED_GROUP_OPERATIONS, AdminHandlers
 from .consumer.assignors import assignor_names
@@ -53,6 +53,8 @@ from .shared.timers import (
 )
 
 if TYPE_CHECKING:
+    from kcsim.storage.records import Record
+
     from .consumer.model import ConsumerGroup
     from .groups.classic import ClassicGroup
 

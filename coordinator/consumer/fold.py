@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kcsim.storage.records import (
+from kcsim.coordinator.records import (
     ConsumerGroupCurrentMemberAssignmentKey,
     ConsumerGroupMemberKey,
     ConsumerGroupMetadataKey,
     ConsumerGroupTargetAssignmentMemberKey,
     ConsumerGroupTargetAssignmentMetadataKey,
-    Record,
 )
 
 from ..shared.timers import rebalance_key, session_key
@@ -26,6 +25,8 @@ from .model import EMPTY, ConsumerGroup, ConsumerMember, MemberState
 from .records import from_topic_partitions
 
 if TYPE_CHECKING:
+    from kcsim.storage.records import Record
+
     from ..shared.runtime import GroupRuntime
 
 

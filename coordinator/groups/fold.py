@@ -14,12 +14,7 @@ from __future__ import annotations
 from sys import intern
 from typing import TYPE_CHECKING
 
-from kcsim.storage.records import (
-    GroupMetadataKey,
-    GroupMetadataValue,
-    OffsetCommitKey,
-    Record,
-)
+from kcsim.coordinator.records import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey
 
 from ..shared.record_helpers import group_record
 from .classic import ClassicGroup, Member
@@ -27,6 +22,8 @@ from .state import DEAD, EMPTY, STABLE
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from kcsim.storage.records import Record
 
     from ..shared.runtime import GroupRuntime
 

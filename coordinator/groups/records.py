@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kcsim.storage.records import GroupMemberValue, GroupMetadataValue
+from kcsim.coordinator.records import GroupMemberValue, GroupMetadataValue
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -12,12 +12,12 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING
 
-from kcsim.storage.records import (
+from kcsim.coordinator.records import (
     PausedTopic,
     PausedTopicPartitionsKey,
     PausedTopicPartitionsValue,
-    Record,
 )
+from kcsim.storage.records import Record
 
 if TYPE_CHECKING:
     from .interface import TopicLookup

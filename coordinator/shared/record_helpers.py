@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kcsim.storage.records import (
+from kcsim.coordinator.records import (
     ConsumerGroupCurrentMemberAssignmentKey,
     ConsumerGroupMemberKey,
     ConsumerGroupMetadataKey,
@@ -20,8 +20,8 @@ from kcsim.storage.records import (
     GroupMetadataValue,
     OffsetCommitKey,
     OffsetCommitValue,
-    Record,
 )
+from kcsim.storage.records import Record
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

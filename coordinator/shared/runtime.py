@@ -17,7 +17,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from kcsim.storage.records import OffsetCommitKey
+from kcsim.coordinator.records import OffsetCommitKey
 
 from .deadlines import Deadlines
 from .interface import Failure, GroupConfig, Outcome, TopicLookup

@@ -11,7 +11,7 @@ every other group carries on.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -19,12 +19,15 @@ from kcsim.coordinator import Caller, GroupConfig, GroupCoordinator
 from kcsim.coordinator.consumer.groups import ConsumerGroups
 from kcsim.coordinator.groups.rebalance import Rebalancer
 from kcsim.coordinator.pause.handlers import PauseHandlers
+from kcsim.coordinator.records import GroupMetadataKey
 from kcsim.protocol.codecs import request_class
 from kcsim.protocol.errors import ErrorCode as E
-from kcsim.storage.records import GroupMetadataKey, Record
 
 from . import state_dump
 from .group_harness import Harness, Token, assignment
+
+if TYPE_CHECKING:
+    from kcsim.storage.records import Record
 
 HeartbeatRequest = request_class(68)
 PauseRequest = request_class(1000)
