@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from .meta_log import Tear
 
 BATCH_ROWS = 32_768
-TIMESTAMP_COLUMN = [f.name for f in LEADING].index("timestamp")
 
 log = logging.getLogger("kcsim.pipeline")
 
@@ -78,53 +77,85 @@ def warn_tear(tear: Tear | None) -> None:
 
 def record_batches(segment: SegmentFile, columns: RecordColumns,
                    groups: frozenset[str] | None = None,
-                   topics: frozenset[str] | None = None) -> Iterator[pa.RecordBatch]:
-    """The ``records`` view of one segment: decoded and flattened, in log order."""
-    schema = columns.schema
-    plans = columns.plans
-    width = len(schema)
-    cols: list[list[object]] = [[None] * BATCH_ROWS for _ in range(width)]
-    seg_col, pos_col, ts_col, type_col, tomb_col = cols[:5]
+                   topics: frozenset[str] | None = None,
+                   record_types: frozenset[str] | None = None) -> Iterator[pa.RecordBatch]:
+    """The ``records`` view of one segment: decoded and flattened, in log order.
+
+    Only records of ``record_types`` (names) are decoded when given; ``groups`` and
+    ``topics`` keep the records whose key has that group or topic.
+    """
+    from .registry import record_types as registry
+
+    wanted = None if record_types is None else frozenset(
+        t.id for t in registry() if t.name in record_types)
     read = SegmentRead(segment)
-    n = 0
-    base = segment.base
-    for position, timestamp, record in decoded_records(segment, read):
+    positions: list[int] = []
+    stamps: list[int] = []
+    keys: list[object] = []
+    values: list[object] = []
+    for position, timestamp, record in decoded_records(segment, read, wanted=wanted):
         key = record.key
         if groups is not None and getattr(key, "group", None) not in groups:
             continue
         if topics is not None and getattr(key, "topic", None) not in topics:
             continue
-        value = record.value
-        name, fields = plans[type(key)]
-        seg_col[n] = base
-        pos_col[n] = position
-        ts_col[n] = timestamp
-        type_col[n] = name
-        tomb_col[n] = value is None
-        for f in fields:
-            if f.part == 0:
-                v = getattr(key, f.attr)
-            elif value is None:
-                continue
-            else:
-                v = getattr(value, f.attr)
-            cols[f.index][n] = v if f.convert is None or v is None else f.convert(v)
-        n += 1
-        if n == BATCH_ROWS:
-            yield _batch(cols, n, schema)
-            cols = [[None] * BATCH_ROWS for _ in range(width)]
-            seg_col, pos_col, ts_col, type_col, tomb_col = cols[:5]
-            n = 0
-    if n:
-        yield _batch(cols, n, schema)
+        positions.append(position)
+        stamps.append(timestamp)
+        keys.append(key)
+        values.append(record.value)
+        if len(keys) == BATCH_ROWS:
+            yield _columns_batch(columns, segment.base, positions, stamps, keys, values)
+            positions, stamps, keys, values = [], [], [], []
+    if keys:
+        yield _columns_batch(columns, segment.base, positions, stamps, keys, values)
     warn_tear(read.tear)
 
 
-def _batch(cols: list[list[object]], n: int, schema: pa.Schema) -> pa.RecordBatch:
-    arrays = [pa.array(col if n == len(col) else col[:n], type=f.type)
-              for col, f in zip(cols, schema) if f.name != "timestamp"]
-    arrays.insert(TIMESTAMP_COLUMN, timestamps(cols[TIMESTAMP_COLUMN][:n]))
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+def _columns_batch(columns: RecordColumns, base: int, positions: list[int], stamps: list[int],
+                   keys: list[object], values: list[object]) -> pa.RecordBatch:
+    """Rows to columns, a column at a time: a column no record here fills is all
+    nulls, and one that a single record type fills is one comprehension."""
+    n = len(keys)
+    key_types = [type(k) for k in keys]
+    present = set(key_types)
+    plans = columns.plans
+    arrays: list[pa.Array] = [
+        pa.array([base] * n, pa.int64()),
+        pa.array(positions, pa.int64()),
+        timestamps(stamps),
+        pa.array([plans[t][0] for t in key_types], pa.string()),
+        pa.array([v is None for v in values], pa.bool_()),
+    ]
+    for index, field in enumerate(columns.schema):
+        if index < len(LEADING):
+            continue
+        here = {t: f for t, f in columns.by_column[index].items() if t in present}
+        if not here:
+            arrays.append(pa.nulls(n, field.type))
+            continue
+        data: list[object]
+        if len(present) == 1:
+            ((part, attr, convert),) = here.values()
+            if part == 0:
+                data = [getattr(x, attr) for x in keys]
+            else:
+                data = [None if x is None else getattr(x, attr) for x in values]
+            if convert is not None:
+                data = [None if v is None else convert(v) for v in data]
+        else:
+            data = [None] * n
+            for i, (key_type, key, value) in enumerate(zip(key_types, keys, values)):
+                filler = here.get(key_type)
+                if filler is None:
+                    continue
+                part, attr, convert = filler
+                owner = key if part == 0 else value
+                if owner is None:
+                    continue
+                v = getattr(owner, attr)
+                data[i] = v if convert is None or v is None else convert(v)
+        arrays.append(pa.array(data, field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=columns.schema)
 
 
 def raw_batches(segment: SegmentFile) -> Iterator[pa.RecordBatch]:

@@ -10,7 +10,7 @@ view complete when a record type is added: there is no list to forget.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +52,18 @@ class RecordColumns:
 
     schema: pa.Schema
     plans: dict[type, tuple[str, tuple[FieldColumn, ...]]]  # key class -> (name, field columns)
+
+    @property
+    def by_column(self) -> list[dict[type, tuple[int, str, Callable[[Any], Any] | None]]]:
+        """Per column: key class -> (part, attribute, conversion) of the field that fills it."""
+        cached = self.__dict__.get("_by_column")
+        if cached is None:
+            cached = [{} for _ in self.schema]
+            for key_type, (_name, fields) in self.plans.items():
+                for f in fields:
+                    cached[f.index][key_type] = (f.part, f.attr, f.convert)
+            object.__setattr__(self, "_by_column", cached)
+        return cached  # type: ignore[no-any-return]
 
 
 def record_columns(types: Iterable[RecordType]) -> RecordColumns:
@@ -138,7 +150,7 @@ _SIMPLE: dict[type, pa.DataType] = {
 _msgpack = msgspec.msgpack.Encoder().encode
 
 
-def timestamps(millis: list[object]) -> pa.Array:
+def timestamps(millis: Sequence[int | None]) -> pa.Array:
     """Millisecond timestamps as the microsecond timestamps Spark's Arrow reader expects."""
     import pyarrow.compute as pc
 

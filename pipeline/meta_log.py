@@ -2,8 +2,9 @@
 
 Planning lists the segments as a read-only open of the log sees them (headers
 checked, a committed compaction's outputs in place of its inputs). Reading a
-segment runs the server's own replay loop (``storage.segment.scan_and_decode``)
-over the file and judges what stopped it the way ``RecordLog`` does at start-up:
+segment validates it with the replay's scan (``storage.segment.scan_frames``),
+decodes it with the replay's decoder (``decode_frames``) and judges what
+stopped the scan the way ``RecordLog`` does at start-up:
 the torn tail of the last segment ends the read and is reported as a
 :class:`Tear`; damage anywhere else, a record that does not decode or one this
 kcsim cannot read raises the error the server would refuse to start with.
@@ -29,16 +30,16 @@ from kcsim.storage.segment import (
     NIL,
     SEGMENT_HEADER_SIZE,
     ScanResult,
+    decode_frames,
     decode_raw_pairs,
     find_valid_frame,
-    scan_and_decode,
     scan_frames,
 )
 
 from .registry import TopicKey, record_types
 
 if TYPE_CHECKING:
-    from collections.abc import Generator, Iterator
+    from collections.abc import Iterator
 
     from kcsim.storage.records import Record, RecordTypes
 
@@ -98,36 +99,53 @@ def _read(path: str) -> bytes:
         return f.read()
 
 
-def decoded_records(segment: SegmentFile, read: SegmentRead,
-                    types: RecordTypes | None = None) -> Iterator[tuple[int, int, Record]]:
-    """(position, frame timestamp ms, record) of every record, through the replay loop.
+def decoded_records(segment: SegmentFile, read: SegmentRead, types: RecordTypes | None = None,
+                    wanted: frozenset[int] | None = None,
+                    ) -> Iterator[tuple[int, int, Record]]:
+    """(position, frame timestamp ms, record) of every record (of the ``wanted`` type ids).
 
-    Fills ``read`` as it goes; raises where the server's start-up would refuse.
+    The segment is validated by the replay's scan (``scan_frames``) and judged as
+    start-up judges it; its frames are then decoded by ``decode_frames``, the
+    replay's decoder for validated segments, a run of wanted frames at a time
+    (frames of other types are skipped undecoded). Fills ``read``; raises where
+    the server's start-up would refuse.
     """
+    types = types or record_types()
     buf = _read(segment.path)
     read.file_bytes = len(buf)
-    replay: Generator[Record, None, ScanResult] = scan_and_decode(
-        types or record_types(), buf, SEGMENT_HEADER_SIZE, len(buf))
-    unpack = FRAME.unpack_from
-    pos = SEGMENT_HEADER_SIZE
-    position = segment.base
-    try:
-        while True:
-            try:
-                first = next(replay)
-            except StopIteration as stop:
-                scan = stop.value
-                break
-            length, _crc, _magic, flags, _version, timestamp, key_len, _type = unpack(buf, pos)
-            yield position, timestamp, first
-            position += 1
-            for _ in range(key_len - 1 if flags & FRAME_FLAG_BATCH else 0):
-                yield position, timestamp, next(replay)
-                position += 1
-            pos += FRAME_PREFIX_SIZE + length
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise CorruptLogError(segment.path, pos, f"record does not decode: {exc}") from exc
+    scan = scan_frames(types, buf, SEGMENT_HEADER_SIZE, len(buf))
     judge(segment, buf, scan, read)
+    unpack = FRAME.unpack_from
+    pos, end, position = SEGMENT_HEADER_SIZE, scan.valid_end, segment.base
+    run_at = pos
+    try:
+        while pos < end:
+            length, _crc, _magic, flags, _version, timestamp, count, type_id = unpack(buf, pos)
+            if not flags & FRAME_FLAG_BATCH:
+                count = 1
+            if wanted is not None and type_id not in wanted:
+                position += count
+                pos += FRAME_PREFIX_SIZE + length
+                continue
+            run_at = pos
+            frames = []
+            while True:
+                frames.append((timestamp, count))
+                pos += FRAME_PREFIX_SIZE + length
+                if pos >= end:
+                    break
+                length, _crc, _magic, flags, _version, timestamp, count, type_id = unpack(buf, pos)
+                if not flags & FRAME_FLAG_BATCH:
+                    count = 1
+                if wanted is not None and type_id not in wanted:
+                    break
+            records = decode_frames(types, buf, run_at, pos)
+            for timestamp, count in frames:
+                for _ in range(count):
+                    yield position, timestamp, next(records)
+                    position += 1
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise CorruptLogError(segment.path, run_at, f"record does not decode: {exc}") from exc
 
 
 def raw_records(segment: SegmentFile, read: SegmentRead, types: RecordTypes | None = None,

@@ -9,9 +9,10 @@
 - ``segments``: one row per segment file with what reading it found (torn
   tails and damage included): the diagnostic view, which never fails.
 
-One Spark partition per segment file. Equality and IN filters on ``group`` and
-``topic`` (records) and on ``topic`` and ``partition`` (messages) are pushed
-down when ``spark.sql.python.filterPushdown.enabled`` is on (see
+One Spark partition per segment file. Equality and IN filters on ``group``,
+``topic`` and ``record_type`` (records: other record types are not even
+decoded), ``segment`` (raw) and ``topic`` and ``partition``
+(messages) are pushed down when ``spark.sql.python.filterPushdown.enabled`` is on (see
 :func:`register`); the Python data source API offers no column pruning.
 """
 
@@ -85,7 +86,8 @@ class KcsimPushdownDataSource(KcsimDataSource):
 
 
 # Columns whose equality filters a kind applies itself.
-PUSHABLE: dict[str, tuple[str, ...]] = {"records": ("group", "topic"),
+PUSHABLE: dict[str, tuple[str, ...]] = {"records": ("group", "topic", "record_type"),
+                                        "raw": ("segment",),
                                         "messages": ("topic", "partition")}
 
 
@@ -111,7 +113,9 @@ class KcsimReader(DataSourceReader):
                 return [InputPartition(s) for s in data] or [InputPartition(None)]
             meta = [InputPartition(s) for s in plan_segments(self.data_dir)]
             return meta + [InputPartition(s) for s in data] or [InputPartition(None)]
-        return [InputPartition(s) for s in plan_segments(self.data_dir)] or [InputPartition(None)]
+        wanted = self.only.get("segment")
+        return [InputPartition(s) for s in plan_segments(self.data_dir)
+                if wanted is None or s.base in wanted] or [InputPartition(None)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
@@ -124,7 +128,8 @@ class KcsimReader(DataSourceReader):
             return
         if self.kind == "records":
             yield from arrow_batches.record_batches(segment, _columns(), self.only.get("group"),
-                                                    self.only.get("topic"))
+                                                    self.only.get("topic"),
+                                                    self.only.get("record_type"))
         elif self.kind == "raw":
             yield from arrow_batches.raw_batches(segment)
         elif self.kind == "messages":

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 
 from kcsim.pipeline import compact as spark_compaction
 from kcsim.storage import DataDirLockedError, compact
+from tests.coordinator.state_dump import dump
 
 from .histories import histories, open_log, replayed, step_records, topic_records
 
@@ -25,6 +26,23 @@ RETENTION_MS = 120
 def files(directory: Path) -> dict[str, bytes]:
     """The segment files of a log directory and their bytes (temporaries would show)."""
     return {name: (directory / name).read_bytes() for name in sorted(os.listdir(directory))}
+
+
+def served_state(data_dir: Path) -> dict[str, Any]:
+    """The groups, consumer groups, offsets and pauses a server started on ``data_dir``
+    holds once it has replayed its log (its start-up path, in this process)."""
+    from kcsim.server import config as config_mod
+    from kcsim.server.app import build
+
+    config = config_mod.load(None, env={}, data_dir=str(data_dir), port=0,
+                             log_level="WARNING")
+    server = build(config)
+    try:
+        state = dump(server.broker.groups)
+    finally:
+        server.broker.topics.close()
+        server.durability.close()
+    return {k: state[k] for k in ("classic", "consumer", "offsets", "paused")}
 
 
 def play(history: list[tuple[Any, int]], embedded: Path, on_spark: Path, spark: Any,
@@ -66,18 +84,19 @@ def test_spark_compaction_replays_to_the_embedded_compactions_state(
     play(history, embedded, on_spark, spark)
     assert replayed(on_spark) == replayed(embedded)
     assert files(on_spark / "meta") == files(embedded / "meta")
+    assert served_state(on_spark) == served_state(embedded)
 
 
 def test_a_large_history_compacts_to_identical_segments(spark: Any, tmp_path: Path) -> None:
     """Hundreds of commits over several groups, a deletion and pauses: one compaction."""
     history: list[tuple[Any, int]] = []
     for n in range(150):
-        group = f"g{n % 3}"
+        group = f"g{n % 12}"
         history.append((("commit", group, [(p, n * 10 + p) for p in range(4)]), 1))
         if n % 40 == 0:
             history.append((("pause", group, frozenset({n % 4})), 1))
             history.append((("delete_offsets", group, [n % 4]), 1))
-    play(history, tmp_path / "embedded", tmp_path / "spark", spark, segment_bytes=4096)
+    play(history, tmp_path / "embedded", tmp_path / "spark", spark, segment_bytes=1000)
     assert replayed(tmp_path / "spark") == replayed(tmp_path / "embedded")
     assert files(tmp_path / "spark" / "meta") == files(tmp_path / "embedded" / "meta")
     assert len(files(tmp_path / "spark" / "meta")) > 2
