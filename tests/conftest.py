@@ -35,6 +35,7 @@ class KcsimProcess:
         self.host = str(settings.pop("host", "127.0.0.1"))
         self.port: int = int(settings.pop("port", 0))
         self.proc: subprocess.Popen[str] | None = None
+        self.ready_line = ""
         self._log_offset = 0
 
     @property
@@ -43,8 +44,9 @@ class KcsimProcess:
 
     def command(self) -> list[str]:
         cmd = [sys.executable, "-m", "kcsim", "serve",
-               "--host", self.host, "--port", str(self.port),
                "--data-dir", str(self.data_dir), "--log-level", "INFO"]
+        if "listeners" not in self.settings:  # else the listeners say where
+            cmd += ["--host", self.host, "--port", str(self.port)]
         for name, value in self.settings.items():
             flag = "--" + name.replace("_", "-")
             if value is True:
@@ -88,6 +90,7 @@ class KcsimProcess:
             match = READY.search(line)
             if match:
                 self.port = int(match.group(2))
+                self.ready_line = line.strip()
                 return self
 
     @staticmethod
