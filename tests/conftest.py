@@ -228,12 +228,13 @@ def unique_name(request: pytest.FixtureRequest) -> Callable[[str], str]:
 _TIERS = {
     ("server", "clients"): "clients",
     ("server", "durability"): "durability",
+    ("containers",): "containers",
 }
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         parts = Path(item.path).relative_to(REPO / "tests").parts
-        tier = _TIERS.get(tuple(parts[:2]))
+        tier = _TIERS.get(tuple(parts[:2])) or _TIERS.get(tuple(parts[:1]))
         if tier is not None:
             item.add_marker(tier)
