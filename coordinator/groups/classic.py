@@ -16,7 +16,15 @@ from operator import attrgetter
 from sys import intern
 from typing import TYPE_CHECKING
 
-from .state import COMPLETING_REBALANCE, DEAD, EMPTY, GroupState, can_rebalance, check_transition
+from .state import (
+    COMPLETING_REBALANCE,
+    DEAD,
+    EMPTY,
+    PREPARING_REBALANCE,
+    GroupState,
+    can_rebalance,
+    check_transition,
+)
 from .subscription import union_of_subscriptions
 
 if TYPE_CHECKING:
@@ -505,3 +513,8 @@ class ClassicGroup:
 
     def can_rebalance(self) -> bool:
         return can_rebalance(self.state)
+
+    def in_initial_rebalance(self) -> bool:
+        """The group's first join phase (from Empty), which group.initial.rebalance.delay.ms
+        holds open while members keep arriving."""
+        return self.state is PREPARING_REBALANCE and self.previous_state is EMPTY

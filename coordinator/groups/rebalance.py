@@ -17,7 +17,16 @@ from .fold import persist_group
 from .paused_assignment import without_paused
 from .records import group_metadata_value
 from .responses import current_members, generation_response, join_error, sync_response
-from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+from .state import (
+    COMPLETING_REBALANCE,
+    DEAD,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+    Request,
+    Rule,
+    rule,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -81,9 +90,10 @@ class Rebalancer:
             self.rt.respond(waiter.token, join_error(waiter.version, ErrorCode.UNKNOWN_MEMBER_ID))
         self.rt.drop(member.sync_waiter)
         group.remove(member.member_id)
-        if group.state is STABLE or group.state is COMPLETING_REBALANCE:
+        does = rule(Request.LEAVE, group.state)
+        if does is Rule.LEAVE_REBALANCE:
             self.maybe_prepare_rebalance_or_complete_join(group)
-        elif group.state is PREPARING_REBALANCE and group.has_all_members_joined():
+        elif does is Rule.LEAVE_JOIN_MAY_END and group.has_all_members_joined():
             self.complete_join(group)
 
     def remove_member_silently(self, group: ClassicGroup, member_id: str) -> None:
@@ -129,9 +139,7 @@ class Rebalancer:
 
     def maybe_complete_join_phase(self, group: ClassicGroup) -> None:
         """Complete the join phase once everybody rejoined, except during the initial delay."""
-        if group.state is not PREPARING_REBALANCE:
-            return
-        if group.previous_state is EMPTY:
+        if group.state is not PREPARING_REBALANCE or group.in_initial_rebalance():
             return
         if not group.has_all_members_joined():
             return
