@@ -101,15 +101,16 @@ def metadata(broker: Any, ctx: Any, request: Any) -> Any:
 
 @serves(10)
 def find_coordinator(broker: Any, ctx: Any, request: Any) -> Any:
+    # Kafka's success message is the error's name at v1-3 and empty per key at v4+.
     if ctx.api_version < 4:
         node, host, port = coordinator_node(broker.config, request.key, request.key_type)
-        return FindCoordinatorResponse(throttle_time_ms=0, error_code=0, error_message=None,
+        return FindCoordinatorResponse(throttle_time_ms=0, error_code=0, error_message="NONE",
                                        node_id=node, host=host, port=port)
     coordinators = []
     for key in request.coordinator_keys:
         node, host, port = coordinator_node(broker.config, key, request.key_type)
         coordinators.append(FindCoordinatorResponse.Coordinator(
-            key=key, node_id=node, host=host, port=port, error_code=0, error_message=None))
+            key=key, node_id=node, host=host, port=port, error_code=0, error_message=""))
     return FindCoordinatorResponse(throttle_time_ms=0, coordinators=coordinators)
 
 
