@@ -72,6 +72,10 @@ class ConsumerGroups:
         for record in member_tombstones(group.group_id, member_id):
             rt.write(record)
         self.refresh_epoch(group, bump=True)
+        if not group.members:
+            # Kafka gives a group its last member left the empty target at once; with
+            # members left, the target follows at their next heartbeat.
+            compute_target(rt, group, group.group_epoch, {})
         self.cancel_timers(group.group_id, member_id)
 
     def cancel_timers(self, group_id: str, member_id: str) -> None:
