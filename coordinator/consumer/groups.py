@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kcsim.protocol.errors import ErrorCode
+
 from .model import ConsumerGroup, ConsumerMember, MemberState
 from .records import current_record, epoch_record, group_tombstones, member_tombstones
 from .subscriptions import metadata_hash, refresh_regexes, subscription_metadata
@@ -77,6 +79,21 @@ class ConsumerGroups:
             # members left, the target follows at their next heartbeat.
             compute_target(rt, group, group.group_epoch, {})
         self.cancel_timers(group.group_id, member_id)
+
+    def leave_classic(self, group: ConsumerGroup, member_id: str, instance_id: str | None) -> int:
+        """A classic LeaveGroup naming a member of a consumer group: Kafka removes it as if
+        it had left with epoch -1. The error for that member."""
+        if instance_id is not None:
+            member = group.static_member(instance_id)
+            if member is None:
+                return int(ErrorCode.UNKNOWN_MEMBER_ID)
+            if member_id and member.member_id != member_id:
+                return int(ErrorCode.FENCED_INSTANCE_ID)
+            member_id = member.member_id
+        elif member_id not in group.members:
+            return int(ErrorCode.UNKNOWN_MEMBER_ID)
+        self.fence(group, member_id)
+        return int(ErrorCode.NONE)
 
     def cancel_timers(self, group_id: str, member_id: str) -> None:
         self.rt.deadlines.cancel(session_key(group_id, member_id))

@@ -30,6 +30,7 @@ from .runtime import GroupRuntime, heartbeat_key
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 
 if TYPE_CHECKING:
+    from ..consumer.groups import ConsumerGroups
     from .interface import RequestContext
     from .rebalance import Rebalancer
 
@@ -92,9 +93,11 @@ class JoinRequest:
 
 
 class MembershipHandlers:
-    def __init__(self, runtime: GroupRuntime, rebalancer: Rebalancer) -> None:
+    def __init__(self, runtime: GroupRuntime, rebalancer: Rebalancer,
+                 consumer: ConsumerGroups) -> None:
         self.rt = runtime
         self.rb = rebalancer
+        self.consumer = consumer
 
     # -- JoinGroup ----------------------------------------------------------
 
@@ -381,11 +384,11 @@ class MembershipHandlers:
             identities = [(request.member_id, None)]
         group = self.rt.groups.get(request.group_id)
         if group is None:
-            return leave_response(
-                version,
-                E.NONE,
-                [leave_member(mid, iid, E.UNKNOWN_MEMBER_ID) for mid, iid in identities],
-            )
+            consumer = self.rt.consumer_groups.get(request.group_id)
+            return leave_response(version, E.NONE, [
+                leave_member(mid, iid, E.UNKNOWN_MEMBER_ID if consumer is None
+                             else self.consumer.leave_classic(consumer, mid, iid))
+                for mid, iid in identities])
         if group.state is DEAD:
             return leave_response(version, E.COORDINATOR_NOT_AVAILABLE, ())
 
