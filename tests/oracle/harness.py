@@ -13,10 +13,20 @@ Normalised before comparing, and why:
   `<prefix>-<member#n>`, numbered in order of first appearance in the run (requests
   first, then answers), so "the leader is me" and "same member as before" survive.
 - `cluster_id`, `host`, `port`: each broker's own; replaced by placeholders.
-- `topic_id`: random per topic; numbered like member ids (the zero id stays zero).
+- `topic_id`: random per topic; named after its topic where the run has seen the
+  name in Metadata or CreateTopics, numbered in order of appearance otherwise (the
+  zero id stays zero).
 - `timestamp` (ListOffsets): wall clock; `-1` stays, anything else becomes `<time>`.
 - `error_message`: Kafka's is free text; only null versus non-null is compared.
+- KIP-848 epochs (`member_epoch`, `group_epoch`, `assignment_epoch` in
+  ConsumerGroupHeartbeat and ConsumerGroupDescribe): positive values become `e#n`,
+  numbered per group in order of appearance. Their order and which of them are equal
+  is compared, not their value: Kafka 4.4 bumps a new group's epoch twice on its
+  first subscription (member added, then its first metadata refresh), which no
+  client can tell apart from one bump. 0, -1 and -2 keep their meaning and stay.
 - ApiVersions: only the APIs kcsim serves are compared, features are dropped.
+- `subscribed_topic_names` and `partitions` lists are compared as sets: Kafka keeps
+  subscriptions in hash order.
 - Lists of structs are compared as sets keyed by their identifying field
   (api key, group id, topic name, partition, member), since no client reads
   meaning into the order of those arrays; lists of scalars keep their order.
@@ -52,7 +62,11 @@ API_VERSIONS = 18
 _UUID_TAIL = re.compile(r"^(.*)-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
 _ZERO_UUID = "00000000-0000-0000-0000-000000000000"
 _MEMBER_FIELDS = frozenset({"member_id", "leader"})
+_EPOCH_FIELDS = frozenset({"member_epoch", "group_epoch", "assignment_epoch"})
+_EPOCH_APIS = frozenset({68, 69})
+_TOPIC_LISTS = frozenset({3, 19})  # Metadata and CreateTopics name topic ids
 _DROPPED = frozenset({"throttle_time_ms"})
+_UNORDERED = frozenset({"subscribed_topic_names", "partitions"})
 _KEYS = ("api_key", "group_id", "name", "topic_name", "topic_id", "partition_index",
          "member_id", "key", "error_code")
 
@@ -144,6 +158,7 @@ class Ids:
     def __init__(self) -> None:
         self.members: dict[str, str] = {}
         self.topics: dict[str, str] = {}
+        self.epochs: dict[tuple[str, int], str] = {}
 
     def member(self, value: str) -> str:
         if value == "":
@@ -153,6 +168,21 @@ class Ids:
         match = _UUID_TAIL.match(value)
         prefix = match.group(1) if match else "<not client-uuid>"
         return f"{prefix}-<{self.members[value]}>"
+
+    def epoch(self, group: str, value: int) -> int | str:
+        if value <= 0:
+            return value
+        if (group, value) not in self.epochs:
+            n = sum(1 for g, _ in self.epochs if g == group)
+            self.epochs[(group, value)] = f"e#{n + 1}"
+        return self.epochs[(group, value)]
+
+    def name_topics(self, answer: Any) -> None:
+        """Learn topic ids from an answer listing topics with their names."""
+        for t in answer.topics:
+            tid = str(t.topic_id)
+            if t.name and tid != _ZERO_UUID and tid not in self.topics:
+                self.topics[tid] = f"<id of {t.name}>"
 
     def topic(self, value: str) -> str:
         if value == _ZERO_UUID:
@@ -177,11 +207,15 @@ class Normaliser:
     def __init__(self, ids: Ids, served: set[int] | None = None) -> None:
         self.ids = ids
         self.served = served
+        self._epochs = False
+        self._group = ""
 
-    def __call__(self, api_key: int, message: Any) -> Any:
+    def __call__(self, api_key: int, message: Any, group: str = "") -> Any:
+        """`group`: the group the message is about, where it does not say (a heartbeat's)."""
         data = _builtins(message)
         if api_key == API_VERSIONS and isinstance(data, dict):
             data = self._api_versions(data)
+        self._epochs, self._group = api_key in _EPOCH_APIS, group
         return self._walk(data)
 
     def _api_versions(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -192,6 +226,8 @@ class Normaliser:
 
     def _walk(self, value: Any, name: str = "") -> Any:
         if isinstance(value, dict):
+            if isinstance(value.get("group_id"), str):
+                self._group = value["group_id"]
             return {k: self._field(k, v) for k, v in value.items() if k not in _DROPPED}
         if isinstance(value, list):
             items = [self._walk(v, name) for v in value]
@@ -201,10 +237,15 @@ class Normaliser:
     def _field(self, name: str, value: Any) -> Any:
         if value is None:
             return None
+        if name in _UNORDERED and isinstance(value, list) and all(
+                isinstance(x, (int, str)) for x in value):
+            return sorted(value)
         if name in _MEMBER_FIELDS and isinstance(value, str):
             return self.ids.member(value)
         if name == "topic_id":
             return self.ids.topic(str(value))
+        if self._epochs and name in _EPOCH_FIELDS and isinstance(value, int):
+            return self.ids.epoch(self._group, value)
         if name == "cluster_id":
             return "<cluster-id>"
         if name in ("host", "port"):
@@ -225,7 +266,7 @@ class Run:
         self.ids = Ids()
         self.steps: list[Step] = []
         self._conns: dict[str, Connection] = {}
-        self._labels: dict[str, list[tuple[str, bool]]] = {}
+        self._labels: dict[str, list[tuple[str, bool, str]]] = {}
         self.normalise = Normaliser(self.ids)
 
     @property
@@ -248,18 +289,22 @@ class Run:
     def send(self, api_key: int, version: int, request: Any, *, on: str = "main",
              label: str = "", compare: bool = True) -> None:
         """Send without waiting: the answer is read later with `receive(on)`."""
-        self.normalise(api_key, request)  # requests introduce ids first
+        group = getattr(request, "group_id", None) or ""
+        if compare:
+            self.normalise(api_key, request, group)  # requests introduce ids first
         self.conn(on).send(api_key, version, request)
-        self._labels.setdefault(on, []).append((label, compare))
+        self._labels.setdefault(on, []).append((label, compare, group))
 
     def receive(self, on: str = "main") -> Any:
         conn = self.conn(on)
         _, api_key, version = conn._pending[0]
-        label, compare = self._labels[on].pop(0)
+        label, compare, group = self._labels[on].pop(0)
         answer = conn.receive()
+        if api_key in _TOPIC_LISTS:
+            self.ids.name_topics(answer)
         if compare:
             self.steps.append(Step(label or f"{APIS[api_key].name} v{version}", api_key, version,
-                                   self.normalise(api_key, answer)))
+                                   self.normalise(api_key, answer, group)))
         return answer
 
     def record(self, api_key: int, version: int, answer: Any, label: str = "") -> None:

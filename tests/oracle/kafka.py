@@ -65,6 +65,12 @@ TEST_SETTINGS: dict[str, str] = {
     "num.io.threads": "2",
     "background.threads": "2",
     "log.cleaner.enable": "false",
+    # Kafka 4.3+ computes KIP-848 target assignments at most once per interval, on a
+    # background thread; kcsim computes them in the heartbeat that changes the group,
+    # which is Kafka with these settings (docs/kafka-differences.md).
+    "group.consumer.min.assignment.interval.ms": "0",
+    "group.consumer.assignment.interval.ms": "0",
+    "group.consumer.assignor.offload.enable": "false",
 }
 
 

@@ -51,14 +51,41 @@ def assignment(partitions: dict[str, list[int]]) -> bytes:
 
 def create_topic(run: Run, name: str, partitions: int = 1, *, version: int | None = None,
                  compare: bool = True, wait: bool = True) -> Any:
-    """CreateTopics, then (by default) wait until Metadata shows every partition led."""
+    """CreateTopics, then (by default) wait until Metadata shows every partition led and
+    the group coordinator can assign them."""
     cls = request_class(CREATE_TOPICS)
     answer = run.call(CREATE_TOPICS, v(CREATE_TOPICS, version), cls(timeout_ms=30000, topics=[
         cls.CreatableTopic(name=name, num_partitions=partitions, replication_factor=1,
                            assignments=[], configs=[])]), compare=compare)
     if wait:
         wait_for_topic(run, name, partitions)
+        wait_assignable(run, name, partitions)
     return answer
+
+
+def wait_assignable(run: Run, topic: str, partitions: int) -> None:
+    """Until a throwaway KIP-848 member is assigned every partition of a new topic.
+
+    Kafka's group coordinator learns of a topic from the metadata image some time after
+    CreateTopics answers; a group that subscribes earlier is assigned nothing first and
+    bumps its epoch again when the topic appears. Scenarios start after that.
+    """
+    group = run.group(f"probe-{topic}")
+    member = uuid.uuid4().hex
+    epoch = 0
+
+    def assigned() -> bool:
+        nonlocal epoch
+        answer = cg_heartbeat(run, group, member, epoch, topics=[topic], rebalance_ms=30000,
+                              owned=[], compare=False, on="poll")
+        if answer.error_code:
+            return False
+        epoch = answer.member_epoch
+        got = answer.assignment.topic_partitions if answer.assignment else []
+        return sum(len(tp.partitions) for tp in got) == partitions
+
+    run.until(f"the coordinator to assign {topic}", assigned)
+    cg_heartbeat(run, group, member, -1, compare=False, on="poll")
 
 
 def metadata(run: Run, topics: list[str] | None, *, version: int | None = None,
@@ -185,7 +212,8 @@ def list_groups(run: Run, *, version: int | None = None, states: list[str] | Non
     cls = request_class(LIST_GROUPS)
     answer = run.call(LIST_GROUPS, v(LIST_GROUPS, version),
                       cls(states_filter=states or [], types_filter=types or []), compare=False)
-    answer.groups = [g for g in answer.groups if g.group_id.startswith(run.prefix + "-")]
+    answer.groups = [g for g in answer.groups if g.group_id.startswith(run.prefix + "-")
+                     and not g.group_id.startswith(run.group("probe-"))]
     run.record(LIST_GROUPS, v(LIST_GROUPS, version), answer)
     return answer
 
