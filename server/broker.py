@@ -32,11 +32,11 @@ from kcsim.protocol.headers import (
     response_header_version,
 )
 from kcsim.protocol.primitives import DecodeError
-from kcsim.storage.records import TopicKey
 
 from .context import Durable, Pending, Released, Reply, RequestContext
-from .dispatch import Route, load_handlers
 from .error_answers import NoErrorAnswer, error_answer
+from .handlers import load_handlers
+from .topic_records import TopicKey
 from .topics import TopicRegistry
 
 if TYPE_CHECKING:
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from kcsim.storage import Record
 
     from .config import Config
+    from .dispatch import Route
 
 log = logging.getLogger("kcsim.broker")
 
