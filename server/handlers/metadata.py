@@ -85,9 +85,10 @@ def metadata(broker: Any, ctx: Any, request: Any) -> Any:
                     created[name] = uuid.uuid4()
                     records.append(topic_record(name, created[name],
                                                 broker.config.default_partitions, {}))
-                # Kafka answers the creating request with LEADER_NOT_AVAILABLE; clients retry.
-                out.append(_Topic(error_code=ErrorCode.LEADER_NOT_AVAILABLE, name=name,
-                                  topic_id=created[name], partitions=[]))
+                # Kafka (KRaft) answers the request that creates a topic as if the topic
+                # were unknown, with no topic id; clients ask again and find it.
+                out.append(_Topic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name,
+                                  topic_id=_NO_TOPIC_ID, partitions=[]))
                 continue
             out.append(_describe_topic(broker, topic, ops))
     response = MetadataResponse(
@@ -97,6 +98,9 @@ def metadata(broker: Any, ctx: Any, request: Any) -> Any:
             CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else INT32_MIN),
     )
     return broker.change(records, response)
+
+
+_NO_TOPIC_ID = uuid.UUID(int=0)
 
 
 @serves(10)
