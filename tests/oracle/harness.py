@@ -34,7 +34,6 @@ Normalised before comparing, and why:
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import socket
@@ -462,10 +461,6 @@ def transcripts(left: Run, right: Run) -> str:
                 s = run.steps[i]
                 out.append(f"  [{i}] {run.name:>6} {s.label}: {s.answer}")
     return "\n".join(out)
-
-
-def matches(pattern: str, text: str) -> bool:
-    return fnmatch.fnmatchcase(text, pattern)
 
 
 def each_version(versions: list[int], run_one: Callable[[int], Any]) -> None:
