@@ -151,10 +151,10 @@ def join(run: Run, group: str, member_id: str = "", *, on: str = "main",
                     compare=compare)
 
 
-def join_new(run: Run, group: str, *, on: str = "main", version: int | None = None,
-             **kw: Any) -> Any:
+def join_new(run: Run, group: str, member_id: str = "", *, on: str = "main",
+             version: int | None = None, **kw: Any) -> Any:
     """Join as a new member, answering MEMBER_ID_REQUIRED (v4+) with the id given."""
-    answer = join(run, group, on=on, version=version, **kw)
+    answer = join(run, group, member_id, on=on, version=version, **kw)
     if answer.error_code == MEMBER_ID_REQUIRED:
         answer = join(run, group, answer.member_id, on=on, version=version, **kw)
     return answer
