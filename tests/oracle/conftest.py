@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -10,6 +11,8 @@ from kcsim.server.embedded import EmbeddedServer
 
 from .harness import TALLY, Endpoint, compare, each_version, shared_versions
 from .kafka import GROUP_SETTINGS
+
+_HERE = Path(__file__).resolve().parent
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -66,3 +69,10 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             f"kafka oracle: {TALLY.scenarios} differential scenario runs, {TALLY.steps} answers "
             f"compared, {allowed} allowlisted differences seen "
             f"({len(TALLY.allowed)} distinct entries)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The first oracle test may fetch Kafka with Maven and start it: allow for that."""
+    for item in items:
+        if _HERE in item.path.parents and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(600))

@@ -3,33 +3,12 @@
 A scenario is a function `scenario(run, *args)` that talks to one broker through
 `run` (raw requests built with kcsim's own codec, on as many connections as it
 has members). `compare` runs it once against each broker, normalises every
-answer the scenario marked for comparison (volatile fields below), and compares
+answer the scenario marked for comparison (volatile fields, see below), and compares
 the two transcripts field by field. A difference fails unless
 `differences.ALLOWED` lists it with its reason.
 
-Normalised before comparing, and why:
-- `throttle_time_ms`: quota bookkeeping, not behaviour; dropped.
-- member ids (`member_id`, `leader`, and ids in member lists): random; each becomes
-  `<prefix>-<member#n>`, numbered in order of first appearance in the run (requests
-  first, then answers), so "the leader is me" and "same member as before" survive.
-- `cluster_id`, `host`, `port`: each broker's own; replaced by placeholders.
-- `topic_id`: random per topic; named after its topic where the run has seen the
-  name in Metadata or CreateTopics, numbered in order of appearance otherwise (the
-  zero id stays zero).
-- `timestamp` (ListOffsets): wall clock; `-1` stays, anything else becomes `<time>`.
-- `error_message`: Kafka's is free text; only null versus non-null is compared.
-- KIP-848 epochs (`member_epoch`, `group_epoch`, `assignment_epoch` in
-  ConsumerGroupHeartbeat and ConsumerGroupDescribe): positive values become `e#n`,
-  numbered per group in order of appearance. Their order and which of them are equal
-  is compared, not their value: Kafka 4.4 bumps a new group's epoch twice on its
-  first subscription (member added, then its first metadata refresh), which no
-  client can tell apart from one bump. 0, -1 and -2 keep their meaning and stay.
-- ApiVersions: only the APIs kcsim serves are compared, features are dropped.
-- `subscribed_topic_names` and `partitions` lists are compared as sets: Kafka keeps
-  subscriptions in hash order.
-- Lists of structs are compared as sets keyed by their identifying field
-  (api key, group id, topic name, partition, member), since no client reads
-  meaning into the order of those arrays; lists of scalars keep their order.
+What is normalised before comparing, and why, is listed in
+`differences.NORMALISED` (and so in docs/kafka-differences.md).
 """
 
 from __future__ import annotations
