@@ -74,12 +74,13 @@ ALLOWED: tuple[Allowed, ...] = (
         "v0-2 (for librdkafka's sake) but rejects them; kcsim advertises Produce from v3."),
     Allowed(
         "api-versions-v5", "ApiVersions", "api_keys[18].max_version", KAFKA_ONLY,
-        "ApiVersions v5 (KIP-1242: the client names the cluster and node it expects, "
-        "REBOOTSTRAP_REQUIRED) is not served; clients use v4.", kcsim=4, kafka=5),
+        "ApiVersions v5 (new in Kafka 4.4, KIP-1242: the client names the cluster and node "
+        "it expects, REBOOTSTRAP_REQUIRED) is not served; clients use v4.", kcsim=4, kafka=5),
     Allowed(
         "delete-groups-v3", "ApiVersions", "api_keys[42].max_version", NOT_YET_FIXED,
-        "not yet fixed: DeleteGroups v3 (a per-group error message beside the error code) is "
-        "not served; clients use v2 and get the same error codes.", kcsim=2, kafka=3),
+        "not yet fixed: DeleteGroups v3 (new in Kafka 4.4: a per-group error message beside "
+        "the error code) is not served, and the message specs kcsim is checked against "
+        "stop at 4.3; clients use v2 and get the same error codes.", kcsim=2, kafka=3),
     Allowed(
         "topic-configs", "CreateTopics", "topics[*].configs[*]", BY_DESIGN,
         "CreateTopics v5+ lists the topic's configs: kcsim the eight it models "
