@@ -42,7 +42,7 @@ from .topics import TopicRegistry
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
-    from kcsim.coordinator.groups import GroupCoordinator
+    from kcsim.coordinator import GroupCoordinator
     from kcsim.storage import Record
 
     from .config import Config

@@ -33,6 +33,7 @@ import trio
 from kcsim.storage import StorageError
 
 from .broker import Broker, ProtocolViolation
+from .handlers.groups import log_failures
 from .socket_io import DirectSocket
 
 if TYPE_CHECKING:
@@ -189,6 +190,8 @@ class Server:
                 await trio.sleep_forever()
             self._timer_scope = None
             outcome = groups.tick(self.now_ms())
+            if outcome.failures:
+                log_failures(outcome.failures)
             await self._durable(outcome.records)
             self.broker.release(outcome.responses)
 
