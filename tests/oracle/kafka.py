@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -99,6 +100,13 @@ def _maven(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
         raise KafkaUnavailable(f"`{' '.join(cmd)}` took more than {MAVEN_TIMEOUT_S}s") from exc
 
 
+def _first_error(output: str) -> str:
+    """Maven's first error line, without colour codes (the whole output if none)."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", output)
+    errors = [line for line in text.splitlines() if line.startswith("[ERROR]") and line[7:].strip()]
+    return errors[0] if errors else text[-2000:]
+
+
 def kafka_jars(version: str = KAFKA_VERSION) -> list[Path]:
     """The broker's class path, fetched with Maven the first time (offline once cached)."""
     home = CACHE / "kafka" / version
@@ -117,8 +125,8 @@ def kafka_jars(version: str = KAFKA_VERSION) -> list[Path]:
         proc = _maven(goal, home)
     if proc.returncode != 0:
         raise KafkaUnavailable(
-            f"Maven could not fetch org.apache.kafka:kafka_2.13:{version} (exit {proc.returncode}):\n"
-            + (proc.stdout + proc.stderr)[-3000:])
+            f"Maven could not fetch org.apache.kafka:kafka_2.13:{version} (exit {proc.returncode}): "
+            + _first_error(proc.stdout + proc.stderr))
     jars = sorted(lib.glob("*.jar"))
     if not any(j.name.startswith("kafka_2.13-") for j in jars):
         raise KafkaUnavailable(f"Maven ran but left no kafka_2.13 jar in {lib}")
