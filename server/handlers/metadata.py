@@ -85,9 +85,10 @@ def metadata(broker: Any, ctx: Any, request: Any) -> Any:
                     created[name] = uuid.uuid4()
                     records.append(topic_record(name, created[name],
                                                 broker.config.default_partitions, {}))
-                # Kafka answers the creating request with LEADER_NOT_AVAILABLE; clients retry.
-                out.append(_Topic(error_code=ErrorCode.LEADER_NOT_AVAILABLE, name=name,
-                                  topic_id=created[name], partitions=[]))
+                # Kafka (KRaft) answers the request that creates a topic as if the topic
+                # were unknown, with no topic id; clients ask again and find it.
+                out.append(_Topic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name,
+                                  topic_id=_NO_TOPIC_ID, partitions=[]))
                 continue
             out.append(_describe_topic(broker, topic, ops))
     response = MetadataResponse(
@@ -99,18 +100,22 @@ def metadata(broker: Any, ctx: Any, request: Any) -> Any:
     return broker.change(records, response)
 
 
+_NO_TOPIC_ID = uuid.UUID(int=0)
+
+
 @serves(10)
 def find_coordinator(broker: Any, ctx: Any, request: Any) -> Any:
+    # Kafka's success message is the error's name at v1-3 and empty per key at v4+.
     if ctx.api_version < 4:
         node, host, port = coordinator_node(broker.config, ctx.listener, request.key,
                                             request.key_type)
-        return FindCoordinatorResponse(throttle_time_ms=0, error_code=0, error_message=None,
+        return FindCoordinatorResponse(throttle_time_ms=0, error_code=0, error_message="NONE",
                                        node_id=node, host=host, port=port)
     coordinators = []
     for key in request.coordinator_keys:
         node, host, port = coordinator_node(broker.config, ctx.listener, key, request.key_type)
         coordinators.append(FindCoordinatorResponse.Coordinator(
-            key=key, node_id=node, host=host, port=port, error_code=0, error_message=None))
+            key=key, node_id=node, host=host, port=port, error_code=0, error_message=""))
     return FindCoordinatorResponse(throttle_time_ms=0, coordinators=coordinators)
 
 
