@@ -96,7 +96,7 @@ class GroupCoordinator:
         self._rebalance = Rebalancer(rt)
         self._consumer = ConsumerGroups(rt)
         self._pauses = PauseHandlers(rt, self._consumer, self._rebalance)
-        membership = MembershipHandlers(rt, self._rebalance)
+        membership = MembershipHandlers(rt, self._rebalance, self._consumer)
         self._offsets = OffsetHandlers(rt, self._rebalance)
         admin = AdminHandlers(rt)
         heartbeat = HeartbeatHandler(rt, self._consumer)

@@ -32,6 +32,7 @@ from .responses import (
 from .state import Request, Rule, rule
 
 if TYPE_CHECKING:
+    from ..consumer.groups import ConsumerGroups
     from ..shared.interface import RequestContext
     from ..shared.runtime import GroupRuntime, Waiter
     from .rebalance import Rebalancer
@@ -90,9 +91,11 @@ class JoinRequest:
 
 
 class MembershipHandlers:
-    def __init__(self, runtime: GroupRuntime, rebalancer: Rebalancer) -> None:
+    def __init__(self, runtime: GroupRuntime, rebalancer: Rebalancer,
+                 consumer: ConsumerGroups) -> None:
         self.rt = runtime
         self.rb = rebalancer
+        self.consumer = consumer
 
     # -- JoinGroup ----------------------------------------------------------
 
@@ -383,11 +386,11 @@ class MembershipHandlers:
             identities = [(request.member_id, None)]
         group = self.rt.groups.get(request.group_id)
         if group is None:
-            return leave_response(
-                version,
-                E.NONE,
-                [leave_member(mid, iid, E.UNKNOWN_MEMBER_ID) for mid, iid in identities],
-            )
+            consumer = self.rt.consumer_groups.get(request.group_id)
+            errors = ([E.UNKNOWN_MEMBER_ID] * len(identities) if consumer is None
+                      else self.consumer.leave_classic(consumer, identities))
+            return leave_response(version, E.NONE, [
+                leave_member(mid, iid, error) for (mid, iid), error in zip(identities, errors)])
         does = rule(Request.LEAVE, group.state)
         if does is Rule.UNAVAILABLE:
             return leave_response(version, E.COORDINATOR_NOT_AVAILABLE, ())
