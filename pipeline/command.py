@@ -8,6 +8,7 @@ subcommand that needs it, so `kcsim serve` never loads PySpark.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import TYPE_CHECKING
 
@@ -100,6 +101,17 @@ def _warn_tears(data_dir: str) -> None:
               file=sys.stderr)
 
 
+_STORAGE_ERROR = re.compile(r"kcsim\.storage\.errors\.\w+: (.*)")
+
+
+def why(exc: BaseException) -> str:
+    """The storage error behind a failed job (a worker's, wrapped by Spark), else the first line."""
+    found = _STORAGE_ERROR.search(str(exc))
+    if found:
+        return found.group(1)
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
 def run_compact(args: argparse.Namespace) -> int:
     from kcsim.storage.compaction import DEFAULT_TOMBSTONE_RETENTION_MS
     from kcsim.storage.errors import StorageError
@@ -125,8 +137,8 @@ def run_compact(args: argparse.Namespace) -> int:
                                     if args.tombstone_retention_ms is None
                                     else args.tombstone_retention_ms),
             segment_bytes=args.segment_bytes or DEFAULT_SEGMENT_BYTES, now_ms=args.now_ms)
-    except StorageError as exc:
-        print(f"kcsim pipeline: {exc}", file=sys.stderr)
+    except Exception as exc:
+        print(f"kcsim pipeline: {why(exc)}", file=sys.stderr)
         return 1
     finally:
         if owned:
@@ -154,6 +166,9 @@ def run_report(args: argparse.Namespace) -> int:
     try:
         _warn_tears(args.data_dir)
         paths = report.write(spark, args.data_dir, args.out)
+    except Exception as exc:
+        print(f"kcsim pipeline: {why(exc)}", file=sys.stderr)
+        return 1
     finally:
         if owned:
             spark.stop()

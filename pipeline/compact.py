@@ -22,6 +22,7 @@ directory is refused.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import shutil
@@ -156,11 +157,11 @@ def _into(spark: SparkSession, data_dir: str, out: str, retention_ms: int, now_m
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
-    return _timed(SparkCompactionStats(**{**stats.__dict__, "out": out}), started)
+    return _timed(dataclasses.replace(stats, out=out), started)
 
 
 def _timed(stats: SparkCompactionStats, started: float) -> SparkCompactionStats:
-    return SparkCompactionStats(**{**stats.__dict__, "duration_s": time.perf_counter() - started})
+    return dataclasses.replace(stats, duration_s=time.perf_counter() - started)
 
 
 # -- the Spark job --------------------------------------------------------------------
@@ -227,7 +228,7 @@ def _compact_segments(spark: SparkSession, data_dir: str, inputs: list[SegmentFi
         bytes_before=bytes_before, bytes_after=writer.bytes_written,
         tombstones_dropped=dropped, skipped=False)
     if writer.records == records_before and len(outputs) >= len(inputs):
-        stats = SparkCompactionStats(**{**stats.__dict__, "skipped": True})
+        stats = dataclasses.replace(stats, skipped=True)
     return stats, outputs
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from kcsim.pipeline.tears import find_tears
+from kcsim.server.cli import main
 from kcsim.server.record_types import RECORD_TYPES
 from kcsim.storage import CorruptLogError, RecordLog
 
@@ -65,6 +66,28 @@ def test_messages_have_spark_kafka_columns_for_every_codec(spark: Any, workload_
     assert {r.topic for r in messages.select("topic").collect()} == {scenario.TOPIC}
 
 
+@pytest.mark.java
+def test_the_java_clients_batches_decode_with_every_codec(spark: Any, kcsim_server: Any) -> None:
+    """snappy from the Java client is xerial-framed, lz4 and zstd its own streams."""
+    from tests.server.clients import javaclient
+
+    javaclient.skip_without_java()
+    codecs = ("none", "gzip", "snappy", "lz4", "zstd")
+    done = javaclient.run("CompressedProducer", kcsim_server.bootstrap, "50", *codecs,
+                          timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    sent = {(t, int(o)): k for t, o, k in (line.split() for line in done.stdout.splitlines())}
+    kcsim_server.stop()
+    rows = read(spark, kcsim_server.data_dir, "messages").where(
+        "topic LIKE 'java-%'").collect()
+    got = {(r.topic, r.offset): r.key.decode() for r in rows}
+    assert got == sent and len(got) == 50 * len(codecs)
+    for r in rows:
+        i = int(r.key.decode()[1:])
+        assert r.value.decode() == f"{r.topic[5:]}-{i};" * 20
+        assert [(h.key, h.value) for h in r.headers] == [("i", str(i).encode())]
+
+
 def torn_copy(source: Path, target: Path) -> Path:
     shutil.copytree(source, target)
     (target / ".lock").unlink(missing_ok=True)
@@ -92,7 +115,7 @@ def test_a_torn_tail_ends_the_read_where_a_servers_start_would_cut_it(
 
 
 def test_damage_before_the_tail_fails_the_read_as_it_fails_a_servers_start(
-        spark: Any, tmp_path: Path) -> None:
+        spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with open_log(tmp_path, 400) as log:
         log.append(topic_records(), timestamp_ms=1)
         for n in range(40):
@@ -111,3 +134,7 @@ def test_damage_before_the_tail_fails_the_read_as_it_fails_a_servers_start(
     damaged = [r for r in segments if r.problem]
     assert [(r.path, r.torn) for r in damaged] == [(str(first), False)]
     assert os.path.getsize(first) == len(data)  # nothing was cut
+    assert main(["pipeline", "report", "--data-dir", str(tmp_path),
+                 "--out", str(tmp_path / "report")]) == 1
+    said = capsys.readouterr().err
+    assert f"corrupt log file {first} at byte" in said and "CRC mismatch" in said
