@@ -92,7 +92,8 @@ def compact(spark: SparkSession, data_dir: str | os.PathLike[str], *,
         now_ms = time.time_ns() // 1_000_000
     with DataDirLock.acquire(data_dir):
         if out is None:
-            recover(meta_dir(data_dir))  # finish an interrupted swap, as a start would
+            if os.path.isdir(meta_dir(data_dir)):
+                recover(meta_dir(data_dir))  # finish an interrupted swap, as a start would
             return _in_place(spark, data_dir, tombstone_retention_ms, now_ms, segment_bytes,
                              started)
         return _into(spark, data_dir, os.fspath(out), tombstone_retention_ms, now_ms,
