@@ -148,16 +148,18 @@ def fetch(broker: Any, ctx: Any, request: Any) -> Any:
     response, size, errors = _fetch_once(broker, request, by_id)
     if errors or size >= request.min_bytes or request.max_wait_ms <= 0:
         return response
-    return Pending(_long_poll(broker, request, by_id,
-                              trio.current_time() + request.max_wait_ms / 1000.0))
+    return Pending(_long_poll(broker, request, by_id, broker.now_ms + request.max_wait_ms))
 
 
-async def _long_poll(broker: Any, request: Any, by_id: bool, deadline: float) -> Any:
+async def _long_poll(broker: Any, request: Any, by_id: bool, deadline_ms: int) -> Any:
+    """Wait for data until `deadline_ms` on the server's clock: woken by produces and by
+    the clock changing (a test advancing it past the deadline answers at once)."""
+    clock = broker.clock
     while True:
-        with trio.move_on_at(deadline):
+        with trio.move_on_at(clock.to_trio(deadline_ms)):
             await broker.data_arrived.park()
         response, size, errors = _fetch_once(broker, request, by_id)
-        if errors or size >= request.min_bytes or trio.current_time() >= deadline:
+        if errors or size >= request.min_bytes or clock.now_ms() >= deadline_ms:
             return response
 
 
