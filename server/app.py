@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from kcsim.coordinator.groups import GroupConfig, GroupCoordinator
+from kcsim.coordinator import GroupConfig, GroupCoordinator
 
 from .broker import Broker
 from .config import SETTINGS, validate

@@ -36,7 +36,6 @@ from kcsim.protocol.headers import (
     response_header_version,
 )
 from kcsim.protocol.primitives import DecodeError
-from kcsim.storage.records import TopicKey
 
 from .context import Durable, Pending, Released, Reply, RequestContext
 from .control.changes import Changes
@@ -44,20 +43,22 @@ from .control.clock import Clock
 from .control.faults import Faults
 from .control.names import ApiNames
 from .control.request_log import RequestLog
-from .dispatch import Route, load_handlers
 from .error_answers import NoErrorAnswer, error_answer
+from .handlers import load_handlers
 from .handlers.groups import handle_group_request
+from .topic_records import TopicKey
 from .topics import TopicRegistry
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
-    from kcsim.coordinator.groups import GroupCoordinator
+    from kcsim.coordinator import GroupCoordinator
     from kcsim.storage import Record
 
     from .config import Config
     from .context import Peer
     from .control.faults import Fault
+    from .dispatch import Route
 
 log = logging.getLogger("kcsim.broker")
 

@@ -25,8 +25,7 @@ import msgspec
 import msgspec.inspect
 from msgspec import Meta
 
-from kcsim.coordinator.consumer.assignors import ASSIGNORS
-from kcsim.coordinator.groups.interface import GroupConfig
+from kcsim.coordinator import ASSIGNORS, GroupConfig, assignor_names
 from kcsim.storage.log import DEFAULT_SEGMENT_BYTES, MIN_SEGMENT_BYTES
 from kcsim.storage.writer import DEFAULT_TOMBSTONE_RETENTION_MS, FsyncPolicy
 
@@ -62,10 +61,6 @@ def _api_keys(text: str) -> list[int]:
     return keys
 
 
-def _names(text: str) -> tuple[str, ...]:
-    return tuple(name.strip() for name in text.split(",") if name.strip())
-
-
 def _valid_api_keys(text: str) -> bool:
     try:
         _api_keys(text)
@@ -75,8 +70,11 @@ def _valid_api_keys(text: str) -> bool:
 
 
 def _valid_assignors(text: str) -> bool:
-    names = _names(text)
-    return bool(names) and len(set(names)) == len(names) and set(names) <= set(ASSIGNORS)
+    try:
+        assignor_names(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _checked(expect: str, check: Callable[[Any], bool]) -> dict[str, Any]:
@@ -175,7 +173,7 @@ class Config(msgspec.Struct, kw_only=True):
     @property
     def assignors(self) -> tuple[str, ...]:
         """consumer_group_assignors as names, the default first."""
-        return _names(self.consumer_group_assignors)
+        return assignor_names(self.consumer_group_assignors)
 
 
 # Pairs Kafka also requires to be ordered: (smaller, strictly?, larger).

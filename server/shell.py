@@ -39,7 +39,7 @@ from .context import Peer, Reply
 from .socket_io import DirectSocket
 
 if TYPE_CHECKING:
-    from kcsim.coordinator.groups import Outcome
+    from kcsim.coordinator import Outcome
     from kcsim.storage import Record
 
     from .config import Config

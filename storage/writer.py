@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from .log import RecordLog
+    from .segment import Segment
 
 FsyncPolicy = Literal["always", "interval", "never"]
 FSYNC_POLICIES: tuple[str, ...] = ("always", "interval", "never")
@@ -110,7 +111,7 @@ class GroupCommitWriter:
         self._stopped = trio.Event()
         self._appended_since_sync = False
         self._last_sync_time = _now()
-        self._compacted_segments: tuple = ()
+        self._compacted_segments: tuple[Segment, ...] = ()
         self._last_compaction_ms: int | None = None
         self._last_compaction_check = _now()
 

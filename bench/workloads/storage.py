@@ -265,14 +265,17 @@ def storage_commit_latency(ctx: RunContext) -> list[Figure]:
 def build_log(data_dir: Path, partitions: int, passes: int) -> dict[str, Any]:
     """Write `partitions * passes` OffsetCommit records (each partition once per pass)
     plus the topic records, straight into `data_dir/meta` with storage.RecordLog."""
+    from kcsim.coordinator.records import OffsetCommitKey, OffsetCommitValue
+    from kcsim.server.durability import RECORD_TYPES
+    from kcsim.server.topic_records import TopicKey, TopicValue
     from kcsim.storage import Record, RecordLog
-    from kcsim.storage.records import OffsetCommitKey, OffsetCommitValue, TopicKey, TopicValue
 
     started = time.perf_counter()
     now = int(time.time() * 1000)
     per_group = TOPICS_PER_GROUP * PARTITIONS_PER_TOPIC
     topics = [f"topic-{t}" for t in range(TOPICS_PER_GROUP)]
-    with RecordLog.open(data_dir / "meta", segment_bytes=SEGMENT_BYTES) as log:
+    with RecordLog.open(data_dir / "meta", types=RECORD_TYPES,
+                        segment_bytes=SEGMENT_BYTES) as log:
         log.append([Record(TopicKey(t), TopicValue(uuid.uuid4().bytes, PARTITIONS_PER_TOPIC))
                     for t in topics], timestamp_ms=now)
         batch = []
@@ -345,9 +348,11 @@ def _build_in_process(data_dir: Path) -> dict[str, float]:
 
 def _compact(data_dir: Path) -> dict[str, Any]:
     """storage.compact() of every closed segment of the log (frames validated beforehand)."""
+    from kcsim.server.durability import RECORD_TYPES
     from kcsim.storage import RecordLog, compact
 
-    with RecordLog.open(data_dir / "meta", segment_bytes=SEGMENT_BYTES) as log:
+    with RecordLog.open(data_dir / "meta", types=RECORD_TYPES,
+                        segment_bytes=SEGMENT_BYTES) as log:
         log.closed_segments()  # the first-open validation a server does at start-up
         stats = compact(log, tombstone_retention_ms=24 * 3600 * 1000)
     return {"compact_s": stats.duration_s, "records_before": stats.records_before,

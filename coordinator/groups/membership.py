@@ -13,8 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from kcsim.protocol.errors import ErrorCode
 
-from ..consumer.records import group_tombstones
-from .classic import ClassicGroup, Member, Protocols, Waiter
+from ..shared.interface import kafka_client_host
+from ..shared.record_helpers import consumer_group_tombstones
+from ..shared.timers import heartbeat_key
+from .classic import ClassicGroup, Member, Protocols
+from .fold import persist_group
 from .records import group_metadata_value, new_group_metadata_value
 from .responses import (
     current_members,
@@ -26,19 +29,14 @@ from .responses import (
     leave_response,
     sync_response,
 )
-from .runtime import GroupRuntime, heartbeat_key
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 
 if TYPE_CHECKING:
-    from .interface import RequestContext
+    from ..shared.interface import RequestContext
+    from ..shared.runtime import GroupRuntime, Waiter
     from .rebalance import Rebalancer
 
 E = ErrorCode
-
-
-def kafka_client_host(host: str) -> str:
-    """Kafka reports a member's host as InetAddress.toString(): "/10.0.0.1"."""
-    return host if "/" in host else "/" + host
 
 
 def validate_member(group: ClassicGroup, member_id: str, group_instance_id: str | None) -> int:
@@ -115,15 +113,15 @@ class MembershipHandlers:
                 return join_error(version, E.INCONSISTENT_GROUP_PROTOCOL, join.member_id)
             if not unknown_member:
                 return join_error(version, E.UNKNOWN_MEMBER_ID, join.member_id)
-            for record in group_tombstones(consumer_group):
+            for record in consumer_group_tombstones(join.group_id, consumer_group.members):
                 self.rt.write(record)
         group = self.rt.groups.get(join.group_id)
         new_group = group is None
         if group is None:
             if not unknown_member:
                 return join_error(version, E.UNKNOWN_MEMBER_ID, join.member_id)
-            group = ClassicGroup(join.group_id, self.rt.now)
-            self.rt.groups[join.group_id] = group
+            group = ClassicGroup(join.group_id, self.rt.now, journal=self.rt.journal)
+            self.rt.add_group(group)
         written = len(self.rt.records)
 
         if not self._accept_joining_member(group, join.member_id):
@@ -135,7 +133,7 @@ class MembershipHandlers:
             response = self._join_existing_member(group, join)
 
         if new_group and len(self.rt.records) == written:
-            self.rt.persist_group(group, new_group_metadata_value(group))
+            persist_group(self.rt, group, new_group_metadata_value(group))
         return response
 
     def _accept_joining_member(self, group: ClassicGroup, member_id: str) -> bool:
@@ -230,7 +228,7 @@ class MembershipHandlers:
         )
         member.is_new = True
         if group.state is PREPARING_REBALANCE and group.previous_state is EMPTY:
-            group.new_member_added = True
+            group.note_new_member(True)
         group.add(member, self._park(join))
         # New members cannot heartbeat yet: their parked join times out on its own clock.
         self.rb.reschedule_heartbeat(group, member, self.rt.config.new_member_join_timeout_ms)
@@ -259,7 +257,7 @@ class MembershipHandlers:
                 # Same protocol: no rebalance. Store the new member id and hand back the
                 # current generation; the member keeps its assignment through SyncGroup.
                 assignments = {m.member_id: m.assignment for m in group.members.values()}
-                self.rt.persist_group(group, group_metadata_value(group, assignments))
+                persist_group(self.rt, group, group_metadata_value(group, assignments))
                 waiter = group.take_join_waiter(new)
                 assert waiter is not None
                 if join.version >= 9:
@@ -330,7 +328,7 @@ class MembershipHandlers:
         member = group.members[member_id]
         if group.state is COMPLETING_REBALANCE:
             self.rt.drop(member.sync_waiter)
-            member.sync_waiter = self.rt.park(ctx.token, version)
+            group.park_sync(member, self.rt.park(ctx.token, version))
             self.rb.remove_pending_sync_member(group, member_id)
             if group.is_leader(member_id):
                 assignments = {a.member_id: bytes(a.assignment) for a in request.assignments}

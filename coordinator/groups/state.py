@@ -6,22 +6,27 @@ come from; every transition is checked against this table.
 
 from __future__ import annotations
 
-from enum import Enum
+from ..shared.states import (
+    COMPLETING_REBALANCE,
+    DEAD,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+    GroupState,
+)
 
-
-class GroupState(Enum):
-    EMPTY = "Empty"
-    PREPARING_REBALANCE = "PreparingRebalance"
-    COMPLETING_REBALANCE = "CompletingRebalance"
-    STABLE = "Stable"
-    DEAD = "Dead"
-
-
-EMPTY = GroupState.EMPTY
-PREPARING_REBALANCE = GroupState.PREPARING_REBALANCE
-COMPLETING_REBALANCE = GroupState.COMPLETING_REBALANCE
-STABLE = GroupState.STABLE
-DEAD = GroupState.DEAD
+__all__ = [
+    "ALLOWED_PREVIOUS",
+    "COMPLETING_REBALANCE",
+    "DEAD",
+    "EMPTY",
+    "PREPARING_REBALANCE",
+    "STABLE",
+    "GroupState",
+    "IllegalTransition",
+    "can_rebalance",
+    "check_transition",
+]
 
 # target state -> the states a group must be in to move there
 ALLOWED_PREVIOUS: dict[GroupState, frozenset[GroupState]] = {
@@ -31,8 +36,6 @@ ALLOWED_PREVIOUS: dict[GroupState, frozenset[GroupState]] = {
     STABLE: frozenset({COMPLETING_REBALANCE}),
     DEAD: frozenset({STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE, EMPTY, DEAD}),
 }
-
-BY_LOWER_NAME: dict[str, GroupState] = {s.value.lower(): s for s in GroupState}
 
 
 class IllegalTransition(RuntimeError):

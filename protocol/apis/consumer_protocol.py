@@ -73,11 +73,6 @@ def _encode(name: str, obj: Any, version: int) -> bytes:
     return _VERSION.pack(version) + mc.encode(obj, version)
 
 
-def decode_subscription(raw: bytes) -> Any:
-    """A JoinGroup protocol's metadata as a ConsumerProtocolSubscription."""
-    return _decode("ConsumerProtocolSubscription", raw)
-
-
 def decode_assignment(raw: bytes) -> Any:
     """A SyncGroup assignment as a ConsumerProtocolAssignment (empty bytes: nothing assigned)."""
     if not raw:

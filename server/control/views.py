@@ -14,7 +14,7 @@ from kcsim.protocol.apis.consumer_protocol import decode_assignment
 from kcsim.protocol.primitives import DecodeError
 
 if TYPE_CHECKING:
-    from kcsim.coordinator.groups import GroupCoordinator
+    from kcsim.coordinator import GroupCoordinator
 
 
 class MemberView(msgspec.Struct, kw_only=True):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from kcsim.coordinator.groups import SUPPORTED_VERSIONS
+from kcsim.coordinator import SUPPORTED_VERSIONS
 
 from ..context import Durable, Pending
 from ..dispatch import serves

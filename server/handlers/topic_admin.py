@@ -7,9 +7,10 @@ from typing import Any
 
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
-from kcsim.storage.records import Record, TopicKey, TopicValue
+from kcsim.storage.records import Record
 
 from ..dispatch import serves
+from ..topic_records import TopicKey, TopicValue
 from ..topics import DEFAULT_TOPIC_CONFIGS, topic_name_problem
 
 CreateTopicsResponse = response_class(19)

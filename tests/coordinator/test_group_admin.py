@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from kcsim.coordinator.records import GroupMetadataKey, OffsetCommitKey
 from kcsim.protocol.errors import ErrorCode as E
-from kcsim.storage.records import GroupMetadataKey, OffsetCommitKey
 
 from .group_harness import Harness, assignment, subscription
 
@@ -157,43 +157,3 @@ def test_group_emptied_by_leaving_can_be_deleted():
     h.leave("g", (a, None))
     assert h.delete_groups("g").results[0].error_code == E.NONE
     assert h.gc.groups() == []
-
-
-# -- whole-request failures ----------------------------------------------------------
-
-
-def test_offset_fetch_error_placement_by_version():
-    from .group_harness import OffsetFetchRequest as F
-
-    h = Harness()
-    err = E.COORDINATOR_LOAD_IN_PROGRESS
-    single = F(group_id="g", topics=[F.OffsetFetchRequestTopic(name="t", partition_indexes=[0, 1])])
-    v1 = h.gc.error_response(9, 1, single, err)
-    assert [
-        (p.partition_index, p.committed_offset, p.error_code) for p in v1.topics[0].partitions
-    ] == [(0, -1, err), (1, -1, err)]
-    v2 = h.gc.error_response(9, 2, single, err)
-    assert (v2.error_code, v2.topics) == (err, [])
-    many = F(
-        groups=[
-            F.OffsetFetchRequestGroup(group_id="a", topics=None),
-            F.OffsetFetchRequestGroup(group_id="b", topics=None),
-        ]
-    )
-    v8 = h.gc.error_response(9, 8, many, err)
-    assert [(g.group_id, g.error_code, g.topics) for g in v8.groups] == [
-        ("a", err, []),
-        ("b", err, []),
-    ]
-
-
-def test_error_responses_encode_for_every_api_and_version():
-    from kcsim.coordinator.groups import SUPPORTED_VERSIONS
-    from kcsim.protocol.codecs import codec, request_class
-
-    h = Harness()
-    for api_key, (lo, hi) in SUPPORTED_VERSIONS.items():
-        request = request_class(api_key)()
-        for version in range(lo, hi + 1):
-            response = h.gc.error_response(api_key, version, request, E.NOT_COORDINATOR)
-            codec(api_key, "response").encode(response, version)

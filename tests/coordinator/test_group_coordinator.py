@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kcsim.coordinator.groups import Caller, GroupConfig
+from kcsim.coordinator import Caller, GroupConfig
 from kcsim.protocol.errors import ErrorCode as E
 
 from .group_harness import Harness, HeartbeatRequest

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 
-from .records import group_record
-from .state import DEAD, EMPTY, STABLE
+from .groups.classic import CONSUMER_PROTOCOL_TYPE
+from .shared.removal import remove_group
+from .shared.states import DEAD, EMPTY, STABLE
 
 if TYPE_CHECKING:
-    from .classic import ClassicGroup
-    from .interface import RequestContext
-    from .offsets import OffsetHandlers
-    from .runtime import GroupRuntime
+    from .groups.classic import ClassicGroup
+    from .shared.interface import RequestContext
+    from .shared.runtime import GroupRuntime
 
 E = ErrorCode
 
@@ -35,7 +35,6 @@ DeletableGroupResult = DeleteGroupsResponse.DeletableGroupResult
 
 CLASSIC_GROUP_TYPE = "classic"
 CONSUMER_GROUP_TYPE = "consumer"
-CONSUMER_PROTOCOL_TYPE = "consumer"
 
 # Kafka's AclOperation codes for the operations a GROUP resource supports.
 ACL_READ = 3
@@ -50,13 +49,8 @@ AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 
 
 class AdminHandlers:
-    def __init__(
-        self, runtime: GroupRuntime, offsets: OffsetHandlers, consumer: Any, pauses: Any
-    ) -> None:
+    def __init__(self, runtime: GroupRuntime) -> None:
         self.rt = runtime
-        self.offsets = offsets
-        self.consumer = consumer
-        self.pauses = pauses
 
     # -- ListGroups ---------------------------------------------------------
 
@@ -164,16 +158,12 @@ class AdminHandlers:
         if consumer_group is not None:
             if consumer_group.members:
                 return E.NON_EMPTY_GROUP
-            self.offsets.delete_all_offsets(group_id)
-            self.pauses.clear(group_id)
-            self.consumer.delete(consumer_group)
+            remove_group(self.rt, group_id)
             return E.NONE
         group = self.rt.groups.get(group_id)
         if group is None or group.state is DEAD:
             return E.GROUP_ID_NOT_FOUND
         if group.state is not EMPTY:
             return E.NON_EMPTY_GROUP
-        self.offsets.delete_all_offsets(group_id)
-        self.pauses.clear(group_id)
-        self.rt.write(group_record(group_id, None))
+        remove_group(self.rt, group_id)
         return E.NONE
