@@ -41,8 +41,10 @@ from .context import Durable, Pending, Released, Reply, RequestContext
 from .control.changes import Changes
 from .control.clock import Clock
 from .control.faults import Faults
+from .control.inspect import error_codes_of, groups_of, topics_of
 from .control.names import ApiNames
-from .control.request_log import RequestLog
+from .control.request_log import LOG_KEEPS as _LOG_KEEPS
+from .control.request_log import RequestDigest, RequestLog
 from .error_answers import NoErrorAnswer, error_answer
 from .handlers import load_handlers
 from .handlers.groups import handle_group_request
@@ -90,16 +92,15 @@ class _Plan:
         self.cache: dict[bytes, bytes] | None = {} if route.cache_state is not None else None
         self.cache_state: Any = None
 
-    def decode_cached(self, key: bytes, rest: bytes) -> tuple[str | None, Any, Any]:
-        """(client id, request, response) of a request answered from the cache (for the
-        request log, which keeps the bytes: `key` is the frame after its first 8 bytes,
-        `rest` the response after its correlation id)."""
-        frame = bytes(8) + key
+    def read_request(self, frame: bytes) -> tuple[str | None, Any]:
+        """(client id, request) of a request frame the request log kept."""
         client_id, pos = read_client_id(frame, self.header_version)
-        request, _ = self.decode(frame, pos)
-        body = rest[1:] if self.flexible_response else rest
-        response = codec(self.route.api_key, "response").decode(body, self.version)
-        return client_id, request, response
+        return client_id, self.decode(frame, pos)[0]
+
+    def read_response(self, frame: bytes | bytearray) -> Any:
+        """The response of a response frame (size prefix included) the request log kept."""
+        body = bytes(frame[9:] if self.flexible_response else frame[8:])
+        return codec(self.route.api_key, "response").decode(body, self.version)
 
 
 class Broker:
@@ -174,7 +175,7 @@ class Broker:
                 f"unsupported version {version} of API key {api_key} "
                 f"(served: {route.min_version}-{route.max_version})")
         cache = plan.cache
-        faults = self.fault_index
+        faults = self.fault_index  # empty while no fault rule is installed
         key = None
         if cache is not None and not (faults and api_key in faults):
             state = plan.route.cache_state(self)  # type: ignore[misc]
@@ -185,9 +186,10 @@ class Broker:
             rest = cache.get(key)
             if rest is not None:
                 self.request_counts[api_key] = self.request_counts.get(api_key, 0) + 1
-                self._log((self._seq(), plan, correlation_id, None, peer.id, now_ms, now_ms,
-                           key, rest, 0))
-                return Reply(_SIZE_CORR.pack(len(rest) + 4, correlation_id) + rest)
+                answer = _SIZE_CORR.pack(len(rest) + 4, correlation_id) + rest
+                self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms,
+                           bytes(frame), answer, 0))
+                return Reply(answer)
         try:
             client_id, pos = read_client_id(frame, plan.header_version)
             request, end = plan.decode(frame, pos)
@@ -199,60 +201,94 @@ class Broker:
         ctx = RequestContext(plan.route.api_key, version, correlation_id, client_id or "",
                              peer.host)
         self.now_ms = now_ms
+        # What the request log keeps: the frame, or what tests ask of it when it is large.
+        logged = bytes(frame) if len(frame) <= _LOG_KEEPS else self._digest(client_id, request)
         if faults:
             rules = faults.get(api_key)
             if rules is not None:
                 fault = self.faults.pick(rules, version, ctx.client_id, request,
                                          self.topics.topic_name)
                 if fault is not None:
-                    return self._faulted(plan, ctx, request, fault, peer, now_ms)
-        return self._serve(plan, ctx, request, peer.id, now_ms, key)
+                    return self._faulted(plan, ctx, request, logged, fault, peer.id, now_ms)
+        # `_serve`, inlined: one call less on every request.
+        try:
+            result = plan.route.fn(self, ctx, request)
+            if result is None:
+                self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms, logged,
+                           None, 0))
+                return Reply(None)
+            kind = type(result)
+            if kind is Durable:
+                encoded = self.encode_response(plan, correlation_id, result.response)
+                self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms, logged,
+                           encoded if len(encoded) <= _LOG_KEEPS else error_codes_of(result.response),
+                           0))
+                return Reply(encoded, result.records, result.released)
+            if kind is Pending:
+                return Reply(None, result.records, result.released,
+                             self._finish(plan, ctx, request, result.answer, logged, peer.id,
+                                          now_ms, 0),
+                             result.abandon)
+            encoded = self.encode_response(plan, correlation_id, result)
+        except Exception as exc:  # a bug in one handler answers one request
+            return Reply(self._failed(plan, ctx, request, exc, logged, peer.id, now_ms))
+        self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms, logged,
+                   encoded if len(encoded) <= _LOG_KEEPS else error_codes_of(result), 0))
+        if key is not None and plan.route.cache_state(self) == plan.cache_state:  # type: ignore[misc]
+            cache[key] = bytes(encoded[8:])  # type: ignore[index]
+        return Reply(encoded)
 
-    def _serve(self, plan: _Plan, ctx: RequestContext, request: Any, connection: int,
-               received_ms: int, cache_key: bytes | None = None, fault: int = 0) -> Reply:
-        """Call the handler and encode its answer (the usual path, and a fault's way on)."""
+    def _serve(self, plan: _Plan, ctx: RequestContext, request: Any, logged: Any,
+               connection: int, received_ms: int, fault: int) -> Reply:
+        """Call the handler and encode its answer: `process` does the same inline; this is
+        the way on for a request a fault rule let through (after a delay, say)."""
         correlation_id = ctx.correlation_id
         try:
             result = plan.route.fn(self, ctx, request)
             if result is None:
-                self._log((self._seq(), plan, correlation_id, ctx.client_id, connection,
-                           received_ms, self.now_ms, request, None, fault))
+                self._log((self._seq(), plan, correlation_id, connection, received_ms,
+                           self.now_ms, logged, None, fault))
                 return Reply(None)
             kind = type(result)
             if kind is Durable:
-                self._log((self._seq(), plan, correlation_id, ctx.client_id, connection,
-                           received_ms, self.now_ms, request, result.response, fault))
-                return Reply(self.encode_response(plan, correlation_id, result.response),
-                             result.records, result.released)
-            if kind is Pending:
+                result, records, released = result.response, result.records, result.released
+            elif kind is Pending:
                 return Reply(None, result.records, result.released,
-                             self._finish(plan, ctx, request, result.answer, connection,
+                             self._finish(plan, ctx, request, result.answer, logged, connection,
                                           received_ms, fault),
                              result.abandon)
+            else:
+                records = released = None
             encoded = self.encode_response(plan, correlation_id, result)
-        except Exception as exc:  # a bug in one handler answers one request
-            return Reply(self._failed(plan, ctx, request, exc, connection, received_ms))
-        self._log((self._seq(), plan, correlation_id, ctx.client_id, connection, received_ms,
-                   self.now_ms, request, result, fault))
-        if cache_key is not None and plan.route.cache_state(self) == plan.cache_state:  # type: ignore[misc]
-            plan.cache[cache_key] = bytes(encoded[8:])  # type: ignore[index]
-        return Reply(encoded)
+        except Exception as exc:
+            return Reply(self._failed(plan, ctx, request, exc, logged, connection, received_ms))
+        self._log((self._seq(), plan, correlation_id, connection, received_ms, self.now_ms,
+                   logged, encoded if len(encoded) <= _LOG_KEEPS else error_codes_of(result),
+                   fault))
+        return Reply(encoded, records, released)
+
+    def _digest(self, client_id: str | None, request: Any) -> RequestDigest:
+        return RequestDigest(client_id, groups_of(request),
+                             tuple(dict.fromkeys(t for t, _ in topics_of(
+                                 request, self.topics.topic_name) if t)))
 
     async def _finish(self, plan: _Plan, ctx: RequestContext, request: Any,
-                      answer: Awaitable[Any], connection: int, received_ms: int,
+                      answer: Awaitable[Any], logged: Any, connection: int, received_ms: int,
                       fault: int) -> bytearray | None:
         try:
             response = await answer
-            self._log((self._seq(), plan, ctx.correlation_id, ctx.client_id, connection,
-                       received_ms, self.clock.now_ms(), request, response, fault))
-            if response is None:
-                return None
-            return self.encode_response(plan, ctx.correlation_id, response)
+            encoded = None if response is None else self.encode_response(
+                plan, ctx.correlation_id, response)
         except Exception as exc:
-            return self._failed(plan, ctx, request, exc, connection, received_ms)
+            return self._failed(plan, ctx, request, exc, logged, connection, received_ms)
+        self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
+                   self.clock.now_ms(), logged,
+                   encoded if encoded is None or len(encoded) <= _LOG_KEEPS
+                   else error_codes_of(response), fault))
+        return encoded
 
     def _failed(self, plan: _Plan, ctx: RequestContext, request: Any, exc: Exception,
-                connection: int, received_ms: int) -> bytearray:
+                logged: Any, connection: int, received_ms: int) -> bytearray:
         """Log one line for a request whose handling raised, and build its error answer."""
         self.failures += 1
         what = f"{plan.name} v{plan.version} from client {ctx.client_id!r} at {ctx.client_host}"
@@ -268,22 +304,22 @@ class Broker:
         except Exception as again:
             raise ProtocolViolation(f"{what} failed, and so did its error answer: "
                                     f"{type(again).__name__}: {again}") from None
-        self._log((self._seq(), plan, ctx.correlation_id, ctx.client_id, connection,
-                   received_ms, self.now_ms, request, response, 0))
+        self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms, self.now_ms,
+                   logged, encoded, 0))
         return encoded
 
     # -- faults ---------------------------------------------------------------
 
-    def _faulted(self, plan: _Plan, ctx: RequestContext, request: Any, fault: Fault,
-                 peer: Peer, received_ms: int) -> Reply:
+    def _faulted(self, plan: _Plan, ctx: RequestContext, request: Any, logged: Any,
+                 fault: Fault, connection: int, received_ms: int) -> Reply:
         """Answer a request a fault rule fired on: at once, or later (latency, hold, never)."""
         if fault.waits:
-            return Reply(None, pending=self._later(plan, ctx, request, fault, peer.id,
+            return Reply(None, pending=self._later(plan, ctx, request, logged, fault, connection,
                                                    received_ms))
-        return self._act(plan, ctx, request, fault, peer.id, received_ms)
+        return self._act(plan, ctx, request, logged, fault, connection, received_ms)
 
-    async def _later(self, plan: _Plan, ctx: RequestContext, request: Any, fault: Fault,
-                     connection: int, received_ms: int) -> Reply:
+    async def _later(self, plan: _Plan, ctx: RequestContext, request: Any, logged: Any,
+                     fault: Fault, connection: int, received_ms: int) -> Reply:
         if fault.latency_s:
             await trio.sleep(fault.latency_s)
         if fault.hold:
@@ -291,15 +327,15 @@ class Broker:
         if fault.no_answer:
             await trio.sleep_forever()
         self.now_ms = self.clock.now_ms()
-        return self._act(plan, ctx, request, fault, connection, received_ms)
+        return self._act(plan, ctx, request, logged, fault, connection, received_ms)
 
-    def _act(self, plan: _Plan, ctx: RequestContext, request: Any, fault: Fault,
+    def _act(self, plan: _Plan, ctx: RequestContext, request: Any, logged: Any, fault: Fault,
              connection: int, received_ms: int) -> Reply:
         """What the rule does once any wait is over: an error answer, a closed connection,
         or the request served as usual (closing the connection after, if the rule says so)."""
         if fault.close == "before":
-            self._log((self._seq(), plan, ctx.correlation_id, ctx.client_id, connection,
-                       received_ms, self.now_ms, request, None, fault.id))
+            self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
+                       self.now_ms, logged, None, fault.id))
             return Reply(None, close=True)
         if fault.error is not None:
             try:
@@ -308,11 +344,12 @@ class Broker:
             except NoErrorAnswer:
                 raise ProtocolViolation(f"fault rule {fault.id}: {plan.name} has no error field; "
                                         "closing the connection instead") from None
-            self._log((self._seq(), plan, ctx.correlation_id, ctx.client_id, connection,
-                       received_ms, self.now_ms, request, response, fault.id))
-            reply = Reply(self.encode_response(plan, ctx.correlation_id, response))
+            encoded = self.encode_response(plan, ctx.correlation_id, response)
+            self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
+                       self.now_ms, logged, encoded, fault.id))
+            reply = Reply(encoded)
         else:
-            reply = self._serve(plan, ctx, request, connection, received_ms, None, fault.id)
+            reply = self._serve(plan, ctx, request, logged, connection, received_ms, fault.id)
         if fault.close == "after":
             reply.close = True
         return reply

@@ -138,11 +138,18 @@ def request_condition(filters: dict[str, Any], count: int) -> tuple[Check, str]:
     if filters.get("error") is not None:
         error_code(filters["error"])  # refuse a bad name before waiting
 
+    found: list[RequestRecord] = []
+    looked = [filters["since"]]  # the newest seq looked at: each look reads only later ones
+
     def check(server: Server) -> tuple[bool, Any, str]:
-        found = server.broker.request_log.query(**filters)
+        log = server.broker.request_log
+        if log.last_seq < looked[0]:  # a new log (the broker restarted)
+            looked[0] = filters["since"] if filters["since"] < log.last_seq else 0
+        found.extend(log.query(**{**filters, "since": looked[0]}))
+        looked[0] = max(looked[0], log.last_seq)
         shown = f"{len(found)} matching requests seen" + (
             ": " + "; ".join(_request(r) for r in found[-5:]) if found else "")
-        return len(found) >= count, found, shown
+        return len(found) >= count, list(found), shown
 
     given = ", ".join(f"{k}={v!r}" for k, v in filters.items() if v is not None)
     return check, f"{count} request(s) with {given or 'any API'}"

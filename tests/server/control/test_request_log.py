@@ -76,3 +76,21 @@ def test_a_real_clients_requests(kcsim: Any) -> None:
     (found,) = kcsim.requests("FindCoordinator")
     assert found.groups == ["some-group"]
 
+
+
+async def test_large_requests_and_answers_are_kept_as_what_tests_ask(autojump_clock: Any,
+                                                                      kcsim_trio: Any) -> None:
+    """A frame over LOG_KEEPS bytes is not kept whole; its groups, topics and errors are."""
+    from kcsim.server.control.request_log import LOG_KEEPS
+
+    wire = await connect(kcsim_trio.port, client_id="big")
+    await create_topic(wire, "t", 2)
+    member = RawMember(wire, "g1", "t")
+    many = dict.fromkeys(range(1000), 1)  # partitions 2.. do not exist
+    assert sorted(set(await member.commit(many))) == [0, 3]
+    (commit,) = kcsim_trio.requests("OffsetCommit")
+    entry = kcsim_trio.server.broker.request_log.entries[-1]
+    assert len(entry[6]) < 10 and len(entry[7]) < 10  # a digest and error codes, not frames
+    assert LOG_KEEPS < 1000 * 8
+    assert (commit.client_id, commit.groups, commit.topics, commit.errors) == (
+        "big", ["g1"], ["t"], ["UNKNOWN_TOPIC_OR_PARTITION"])
