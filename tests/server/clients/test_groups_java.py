@@ -12,29 +12,11 @@ import pytest
 
 from . import groupscenarios
 from .groupclients import PYTHON_CLIENTS
-from .javagroups import JavaGroupClient
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
-    from pathlib import Path
+    from collections.abc import Callable
 
 pytestmark = [pytest.mark.java, pytest.mark.timeout(150)]
-
-
-@pytest.fixture
-def java(tmp_path: Path) -> Iterator[Callable[[str], JavaGroupClient]]:
-    """Start the Java driver; its stderr is printed at teardown (pytest shows it on failure)."""
-    opened: list[JavaGroupClient] = []
-
-    def start(bootstrap: str) -> JavaGroupClient:
-        client = JavaGroupClient(bootstrap, tmp_path / f"java{len(opened)}.stderr.log")
-        opened.append(client)
-        return client
-
-    yield start
-    for client in opened:
-        client.close()
-        print(f"Java driver stderr ({client.log_path}):\n{client.stderr()}")
 
 
 def request_counts(srv: Any) -> Callable[[], dict[int, int]]:
