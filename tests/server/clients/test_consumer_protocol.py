@@ -9,7 +9,6 @@ partitions and consume what is produced next.
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -139,17 +138,17 @@ def _offsets_request(group: str) -> Any:
 
 
 def test_a_classic_group_still_describes_through_the_fallback(
-    kcsim_server: Any, unique_name: Any
+    kcsim: Any, unique_name: Any
 ) -> None:
     """Admins try ConsumerGroupDescribe first; classic groups must still describe."""
-    bootstrap = kcsim_server.bootstrap
+    bootstrap = kcsim.bootstrap
     topic, group = unique_name("tc"), unique_name("gc")
     admin = AdminClient({"bootstrap.servers": bootstrap, **QUIET})
     admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(15)
     member = Member(bootstrap, group, topic, "classic", "classic0").start()
     try:
         wait_for(lambda: member.assignment == frozenset({0, 1}), "the classic member's partitions")
-        time.sleep(0.5)
+        kcsim.wait_for_group(group, "Stable", members=1)
         described = admin.describe_consumer_groups([group])[group].result(15)
         assert str(described.type) == "ConsumerGroupType.CLASSIC"
         assert str(described.state) == "ConsumerGroupState.STABLE"
