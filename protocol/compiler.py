@@ -235,17 +235,22 @@ class MessageCodec:
                 src("_end = len(buf)")  # for the bounds checks of lengths read from the wire
                 obj = self._decode_fields(st, "f_", "", version, flexible, src, env)
                 src(f"return {obj}, pos")
-            src("except _DecodeError:")
-            with src.indent():
-                src("raise")
+            # A DecodeError this code raised names its field already (it starts with
+            # the label); one from a helper (an overlong varint) does not.
             if src.diag:
                 src("except Exception as _exc:")
                 with src.indent():
+                    src(f"if isinstance(_exc, _DecodeError) and str(_exc).startswith({src.label!r}):")
+                    with src.indent():
+                        src("raise")
                     src(f"raise _DecodeError({src.label + ', field '!r} + _at + ': '"
                         " + _why(_exc)) from None")
             else:
-                src("except (_StructError, IndexError, ValueError, OverflowError):")
+                src("except (_StructError, IndexError, ValueError, OverflowError) as _exc:")
                 with src.indent():
+                    src(f"if isinstance(_exc, _DecodeError) and str(_exc).startswith({src.label!r}):")
+                    with src.indent():
+                        src("raise")
                     src(f"raise _DecodeError(_explain(buf, _p0, {version})) from None")
         return fname
 

@@ -86,6 +86,10 @@ def read_client_id(buf: bytes | memoryview, header_version: int) -> tuple[str | 
                 pos += size
         except IndexError:
             raise DecodeError("request header: the frame ends inside its tagged fields") from None
+        except DecodeError as exc:
+            if str(exc).startswith("request header"):
+                raise
+            raise DecodeError(f"request header: {exc}") from None
     return client_id, pos
 
 

@@ -281,7 +281,10 @@ class Server:
                 if out:
                     await stream.send_all(b"".join(out) if len(out) > 1 else out[0])
             if violation is not None:
-                raise violation
+                try:
+                    raise violation
+                finally:  # its traceback holds this frame: no cycle back through a local
+                    violation = None
 
     async def _flush(self, stream: DirectSocket, out: list[bytes | bytearray], records: list[Any],
                      released: list[Any]) -> None:
