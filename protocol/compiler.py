@@ -200,9 +200,9 @@ class MessageCodec:
         root = emit(self._body, version, flexible, src, env)
         code = "\n".join(src.lines)
         exec(compile(code, f"<kcsim {what} {self.message.name} v{version}>", "exec"), env)
-        fn = env[root]
-        fn.__source__ = code
-        return fn  # type: ignore[no-any-return]
+        fn: Callable[..., Any] = env[root]
+        fn.__source__ = code  # type: ignore[attr-defined]  # kept for reading what was generated
+        return fn
 
     def _class_ref(self, st: StructType, env: dict[str, Any]) -> str:
         """The name generated code calls to build `st` (one per class, however often used)."""
@@ -548,8 +548,8 @@ class MessageCodec:
             with src.indent():
                 _write_length(src, f"len({v})", flexible)
                 item = t.item
-                if item in _FIXED:
-                    ch, _ = _FIXED[item]  # type: ignore[index]
+                if isinstance(item, str) and item in _FIXED:
+                    ch, _ = _FIXED[item]
                     env[f"_AP_{ch}"] = array_packer(ch)
                     src(f"out += _AP_{ch}({v})")
                     return

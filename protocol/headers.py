@@ -42,7 +42,8 @@ def peek_request_header(buf: bytes | memoryview) -> tuple[int, int, int]:
     """api_key, api_version, correlation_id: readable from every header version."""
     if len(buf) < 8:
         raise DecodeError(f"request of {len(buf)} bytes is shorter than a header")
-    return _HEAD.unpack_from(buf, 0)  # type: ignore[return-value]
+    api_key, api_version, correlation_id = _HEAD.unpack_from(buf, 0)
+    return api_key, api_version, correlation_id
 
 
 def decode_request_header(buf: bytes | memoryview, header_version: int) -> tuple[RequestHeader, int]:

@@ -110,8 +110,8 @@ def create_topics(port: int, names: list[str]) -> dict[str, uuid.UUID]:
     return {t.name: t.topic_id for t in response.topics}
 
 
-def probe(port: int) -> None:
-    """A fresh connection gets ApiVersions and Metadata answered."""
+def probe(port: int, topic: str | None = GOOD_TOPIC) -> None:
+    """A fresh connection gets ApiVersions and Metadata (of `topic`, or of all) answered."""
     request = codec(API_VERSIONS, "request").cls(client_software_name="probe",
                                                   client_software_version="1")
     with Connection(port, timeout=PROBE_TIMEOUT_S) as conn:
@@ -119,10 +119,10 @@ def probe(port: int) -> None:
         if versions.error_code != 0:
             raise AssertionError(f"ApiVersions answered error {versions.error_code}")
         meta = codec(METADATA, "request").cls
-        answer, _ = conn.call(METADATA, 12, meta(
-            topics=[meta.MetadataRequestTopic(name=GOOD_TOPIC)], allow_auto_topic_creation=False))
-        if answer.topics[0].error_code != 0 or not answer.brokers:
-            raise AssertionError(f"Metadata of {GOOD_TOPIC} answered {answer}")
+        topics = None if topic is None else [meta.MetadataRequestTopic(name=topic)]
+        answer, _ = conn.call(METADATA, 12, meta(topics=topics, allow_auto_topic_creation=False))
+        if not answer.brokers or any(t.error_code for t in answer.topics):
+            raise AssertionError(f"Metadata answered {answer}")
 
 
 class Worker(threading.Thread):
