@@ -1,7 +1,7 @@
 """A small Kafka admin client for consumer groups, over kcsim's own wire codec.
 
 `AdminClient` (blocking) and `TrioAdminClient` (trio) offer the same calls; see
-`coordinator.admin.client` for what each does. Works against kcsim and against
+`kcsim.admin.client` for what each does. Works against kcsim and against
 any Kafka cluster; the KIP-1249 pause calls need kcsim.
 """
 

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import logging
 import signal
+import time
 from typing import TYPE_CHECKING
 
 import trio
 
 from kcsim.coordinator.groups import GroupConfig, GroupCoordinator
 
+from .broker import Broker
+from .config import SETTINGS, validate
 from .durability import open_durability, remove_orphan_partitions, replay
+from .limits import log_connection_room, raise_open_file_limit
 from .shell import Server
 from .topics import TopicRegistry
 
@@ -21,45 +26,59 @@ if TYPE_CHECKING:
 log = logging.getLogger("kcsim")
 
 
+# GroupConfig fields a server setting of the same name gives (the others are Kafka's
+# fixed values); the assignors are the one setting written differently (a list).
+_GROUP_SETTINGS = tuple(
+    f.name for f in dataclasses.fields(GroupConfig)
+    if f.name in SETTINGS and f.name != "consumer_group_assignors")
+
+
 def group_config(config: Config) -> GroupConfig:
-    return GroupConfig(
-        initial_rebalance_delay_ms=config.initial_rebalance_delay_ms,
-        min_session_timeout_ms=config.min_session_timeout_ms,
-        max_session_timeout_ms=config.max_session_timeout_ms,
-        group_max_size=config.group_max_size,
-        offsets_retention_ms=config.offsets_retention_ms,
-        offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
-        offset_metadata_max_bytes=config.offset_metadata_max_bytes,
-        consumer_group_session_timeout_ms=config.consumer_group_session_timeout_ms,
-        consumer_group_heartbeat_interval_ms=config.consumer_group_heartbeat_interval_ms,
-        consumer_group_assignors=tuple(
-            name.strip() for name in config.consumer_group_assignors.split(",") if name.strip()),
-        consumer_group_max_size=config.consumer_group_max_size,
-    )
+    """The coordinator's settings, taken from the server's by name."""
+    return GroupConfig(**{name: getattr(config, name) for name in _GROUP_SETTINGS},
+                       consumer_group_assignors=config.assignors)
 
 
 def build(config: Config) -> Server:
-    """A ready-to-serve Server: coordinator attached, durable state replayed."""
-    server = Server(config)
-    broker = server.broker
-    if not config.in_memory:
-        durability = open_durability(config, server.now_ms)
-        try:
-            broker.topics = TopicRegistry(durability.open_partition)
-            broker.groups = GroupCoordinator(group_config(config), broker.topics)
-            replay(durability, broker.apply)
-            remove_orphan_partitions(durability, set(broker.topics.by_id))
-        except BaseException:
-            broker.topics.close()
-            durability.close()
-            raise
-        server.attach_durability(durability)
-    else:
-        broker.groups = GroupCoordinator(group_config(config), broker.topics)
+    """A ready-to-serve Server: broker state and coordinator built, durable state replayed.
+
+    Raises ConfigError for a Config built in code with a value out of its range."""
+    validate(config)
+    if config.in_memory:
+        topics = TopicRegistry()
+        broker = Broker(config, topics, GroupCoordinator(group_config(config), topics))
+        return Server(config, broker)
+    clock = _Clock()
+    durability = open_durability(config, clock)
+    topics = TopicRegistry(durability.open_partition)
+    try:
+        broker = Broker(config, topics, GroupCoordinator(group_config(config), topics))
+        replay(durability, broker.apply)
+        remove_orphan_partitions(durability, set(topics.by_id))
+    except BaseException:
+        topics.close()
+        durability.close()
+        raise
+    server = Server(config, broker, durability)
+    clock.server = server
     return server
 
 
+class _Clock:
+    """The writer stamps records with the server's clock, which exists once the
+    server does; until then (replay) its stamps are wall-clock time."""
+
+    def __init__(self) -> None:
+        self.server: Server | None = None
+
+    def __call__(self) -> int:
+        if self.server is None:
+            return int(time.time() * 1000)
+        return self.server.now_ms()
+
+
 async def run_until_signal(config: Config) -> int:
+    open_files = raise_open_file_limit()  # before replay opens the partition files
     try:
         server = build(config)
     except Exception as exc:  # storage refused to open: say why, exit non-zero
@@ -72,6 +91,7 @@ async def run_until_signal(config: Config) -> int:
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             await nursery.start(server.serve)
+            log_connection_room(open_files)
             print(f"kcsim ready on {config.host}:{server.port}", flush=True)
 
             async def wait_for_signal() -> None:

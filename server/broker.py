@@ -1,9 +1,16 @@
-"""The broker: turns one request frame into one response frame.
+"""The broker: turns one request frame into one `Reply`.
 
-Sans-socket: `Broker.process(frame, host)` returns the encoded response (or
-None when Kafka sends none, e.g. Produce with acks=0) or an awaitable of it
-when the answer must wait (a long-poll Fetch, a durable write, a JoinGroup
-waiting for its rebalance). The trio server owns the sockets and the clock.
+Sans-socket and clock-free: `Broker.process(frame, host, now_ms)` decodes the
+frame, routes it by API key (the one dispatch point: version checks happen
+here, once), calls the handler and encodes its answer. The shell owns the
+sockets, the clock, the timer and durability; it hands `now_ms` in and makes
+each reply's records durable before sending it.
+
+Containment, as Kafka's request handler does it: a request that cannot be
+decoded is a protocol violation (its connection is closed); a handler or
+encoder that raises answers that one request with UNKNOWN_SERVER_ERROR where
+the API has an error field, or closes that one connection where no answer can
+be built. Either way one line is logged and every other connection is served.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import trio
 
 from kcsim.protocol.apis import APIS
 from kcsim.protocol.codecs import codec
+from kcsim.protocol.errors import ErrorCode
 from kcsim.protocol.headers import (
     API_VERSIONS_KEY,
     read_client_id,
@@ -24,22 +32,26 @@ from kcsim.protocol.headers import (
     response_header_version,
 )
 from kcsim.protocol.primitives import DecodeError
-from kcsim.storage.records import TopicKey
 
-from .context import Durable, RequestContext
-from .dispatch import Route, load_handlers
+from .context import Durable, Pending, Released, Reply, RequestContext
+from .error_answers import NoErrorAnswer, error_answer
+from .handlers import load_handlers
+from .topic_records import TopicKey
 from .topics import TopicRegistry
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable
+
+    from kcsim.coordinator.groups import GroupCoordinator
+    from kcsim.storage import Record
 
     from .config import Config
+    from .dispatch import Route
 
 log = logging.getLogger("kcsim.broker")
 
 _HEAD = struct.Struct(">hhi")
 _SIZE_CORR = struct.Struct(">ii")
-_UNSUPPORTED_VERSION = 35
 _CACHE_LIMIT = 4096
 
 
@@ -50,21 +62,14 @@ class ProtocolViolation(Exception):
 class _Plan:
     """Everything needed to serve one (api key, version), resolved once."""
 
-    __slots__ = (
-        "cache",
-        "cache_state",
-        "decode",
-        "encode",
-        "flexible_response",
-        "header_version",
-        "route",
-        "version",
-    )
+    __slots__ = ("cache", "cache_state", "decode", "encode", "flexible_response",
+                 "header_version", "name", "route", "version")
 
     def __init__(self, route: Route, version: int) -> None:
         api = APIS[route.api_key]
         self.route = route
         self.version = version
+        self.name = api.name
         self.header_version = request_header_version(api, version)
         self.decode = codec(route.api_key, "request").decoder(version)
         self.encode = codec(route.api_key, "response").encoder(version)
@@ -76,17 +81,17 @@ class _Plan:
 class Broker:
     """Shared state of one simulated broker and the request entry point."""
 
-    def __init__(self, config: Config, clock_ms: Callable[[], int] | None = None) -> None:
+    def __init__(self, config: Config, topics: TopicRegistry | None = None,
+                 groups: GroupCoordinator | None = None) -> None:
         self.config = config
-        self.clock_ms = clock_ms or (lambda: int(time.time() * 1000))
-        self.topics = TopicRegistry()
+        self.topics = topics if topics is not None else TopicRegistry()
+        self.groups = groups
         self.routes = self._wire_routes(load_handlers())
         self._plans: dict[int, _Plan] = {}
         self.request_counts: dict[int, int] = {}
         self.data_arrived = trio.lowlevel.ParkingLot()
-        self.persist: Callable[[list[Any]], Awaitable[None]] | None = None
-        self.groups: Any = None  # the group coordinator, attached by the server
-        self.wake_timer: Callable[[], None] = lambda: None
+        self.now_ms = int(time.time() * 1000)  # the time of the request being handled
+        self.failures = 0  # requests answered UNKNOWN_SERVER_ERROR or closed by a failure
 
     def _wire_routes(self, declared: dict[int, Route]) -> dict[int, Route]:
         """Routes by the key clients send: extension APIs sit on configurable keys."""
@@ -112,8 +117,8 @@ class Broker:
             plan = self._plans[key] = _Plan(route, version)
         return plan
 
-    def process(self, frame: bytes | memoryview, host: str
-                ) -> bytes | bytearray | Durable | Awaitable[bytes | bytearray | None] | None:
+    def process(self, frame: bytes | memoryview, host: str, now_ms: int) -> Reply:
+        """Serve one request frame (size prefix excluded) at `now_ms`."""
         if len(frame) < 8:
             raise ProtocolViolation(f"request of {len(frame)} bytes is shorter than a header")
         api_key, version, correlation_id = _HEAD.unpack_from(frame, 0)
@@ -121,7 +126,7 @@ class Broker:
         if plan is None:
             if api_key == API_VERSIONS_KEY:
                 # Clients probe with their newest version: answer v0 with the table.
-                return self.api_versions_fallback(correlation_id)
+                return Reply(self.api_versions_fallback(correlation_id))
             if api_key not in self.routes:
                 raise ProtocolViolation(f"unknown API key {api_key}")
             route = self.routes[api_key]
@@ -138,36 +143,62 @@ class Broker:
             rest = cache.get(key)
             if rest is not None:
                 self.request_counts[api_key] = self.request_counts.get(api_key, 0) + 1
-                return _SIZE_CORR.pack(len(rest) + 4, correlation_id) + rest
+                return Reply(_SIZE_CORR.pack(len(rest) + 4, correlation_id) + rest)
         try:
             client_id, pos = read_client_id(frame, plan.header_version)
             request, end = plan.decode(frame, pos)
         except (DecodeError, struct.error, IndexError, ValueError, UnicodeDecodeError) as exc:
-            raise ProtocolViolation(
-                f"malformed {APIS[plan.route.api_key].name} v{version} request: {exc}") from None
+            raise ProtocolViolation(f"malformed {plan.name} v{version} request: {exc}") from None
         if end > len(frame):
-            raise ProtocolViolation(f"{APIS[plan.route.api_key].name} v{version} request is truncated")
+            raise ProtocolViolation(f"{plan.name} v{version} request is truncated")
         self.request_counts[api_key] = self.request_counts.get(api_key, 0) + 1
         ctx = RequestContext(plan.route.api_key, version, correlation_id, client_id or "", host)
-        result = plan.route.fn(self, ctx, request)
-        if result is None:
-            return None
-        if type(result) is Durable:
-            result.response = self.encode_response(plan, correlation_id, result.response)
-            return result
-        if hasattr(result, "__await__"):
-            return self._finish(plan, correlation_id, result)
-        encoded = self.encode_response(plan, correlation_id, result)
+        self.now_ms = now_ms
+        try:
+            result = plan.route.fn(self, ctx, request)
+            if result is None:
+                return Reply(None)
+            kind = type(result)
+            if kind is Durable:
+                return Reply(self.encode_response(plan, correlation_id, result.response),
+                             result.records, result.released)
+            if kind is Pending:
+                return Reply(None, result.records, result.released,
+                             self._finish(plan, ctx, request, result.answer), result.abandon)
+            encoded = self.encode_response(plan, correlation_id, result)
+        except Exception as exc:  # a bug in one handler answers one request
+            return Reply(self._failed(plan, ctx, request, exc))
         if cache is not None and plan.route.cache_state(self) == plan.cache_state:  # type: ignore[misc]
             cache[key] = bytes(encoded[8:])
-        return encoded
+        return Reply(encoded)
 
-    async def _finish(self, plan: _Plan, correlation_id: int,
-                      pending: Awaitable[Any]) -> bytearray | None:
-        response = await pending
-        if response is None:
-            return None
-        return self.encode_response(plan, correlation_id, response)
+    async def _finish(self, plan: _Plan, ctx: RequestContext, request: Any,
+                      answer: Awaitable[Any]) -> bytearray | None:
+        try:
+            response = await answer
+            if response is None:
+                return None
+            return self.encode_response(plan, ctx.correlation_id, response)
+        except Exception as exc:
+            return self._failed(plan, ctx, request, exc)
+
+    def _failed(self, plan: _Plan, ctx: RequestContext, request: Any,
+                exc: Exception) -> bytearray:
+        """Log one line for a request whose handling raised, and build its error answer."""
+        self.failures += 1
+        what = f"{plan.name} v{plan.version} from client {ctx.client_id!r} at {ctx.client_host}"
+        log.error("%s failed: %s: %s", what, type(exc).__name__, exc)
+        log.debug("%s failed", what, exc_info=exc)
+        try:
+            response = error_answer(self, plan.route.api_key, plan.version, request,
+                                    ErrorCode.UNKNOWN_SERVER_ERROR)
+            return self.encode_response(plan, ctx.correlation_id, response)
+        except NoErrorAnswer:
+            raise ProtocolViolation(f"{what} failed and {plan.name} has no error field "
+                                    "to answer it with") from None
+        except Exception as again:
+            raise ProtocolViolation(f"{what} failed, and so did its error answer: "
+                                    f"{type(again).__name__}: {again}") from None
 
     @staticmethod
     def encode_response(plan: _Plan, correlation_id: int, response: Any) -> bytearray:
@@ -182,7 +213,7 @@ class Broker:
     def api_versions_fallback(self, correlation_id: int) -> bytes:
         cls = codec(API_VERSIONS_KEY, "response").cls
         body = codec(API_VERSIONS_KEY, "response").encode(
-            cls(error_code=_UNSUPPORTED_VERSION, api_keys=self.advertised_versions(cls)), 0)
+            cls(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=self.advertised_versions(cls)), 0)
         return _SIZE_CORR.pack(len(body) + 4, correlation_id) + body
 
     def advertised_versions(self, cls: Any) -> list[Any]:
@@ -193,34 +224,31 @@ class Broker:
 
     # -- state changes ------------------------------------------------------
 
-    def apply(self, record: Any) -> None:
+    def apply(self, record: Record) -> None:
         """The one path every durable change takes, live and at replay."""
         if type(record.key) is TopicKey:
             self.topics.apply(record)
         elif self.groups is not None:
             self.groups.apply(record)
 
-    async def commit(self, records: list[Any]) -> None:
-        """Apply records, then wait until they are durable."""
+    def change(self, records: list[Record], response: Any) -> Any:
+        """Apply a handler's records, last thing before it returns, and answer once durable.
+
+        Handlers of the broker's own state compute every record first and apply
+        them here, so a handler that fails half-way has changed nothing."""
+        if not records:
+            return response
         for record in records:
             self.apply(record)
-        await self.durable(records)
-
-    async def durable(self, records: list[Any]) -> None:
-        """Wait until already-applied records are on disk (no-op in memory)."""
-        if self.persist is not None and records:
-            await self.persist(records)
-
-    async def deliver(self, outcome: Any) -> None:
-        """Persist a coordinator outcome's records, then release its responses."""
-        if outcome.records:
-            await self.durable(outcome.records)
-        self.release(outcome.responses)
+        return Durable(response, records, [])
 
     @staticmethod
-    def release(responses: list[tuple[Any, Any]]) -> None:
+    def release(responses: Released) -> None:
         """Hand answers to the requests waiting for them."""
         for token, response in responses:
             token.response = response
             if token.waiter is not None:
                 token.waiter.set()
+
+
+

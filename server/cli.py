@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from dataclasses import fields
 from typing import TYPE_CHECKING
 
 import trio
@@ -13,7 +12,7 @@ import trio
 from . import config as config_mod
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
 
 def _serve_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -22,48 +21,57 @@ def _serve_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="run the broker",
         description="Run a kcsim broker. Every setting can also come from a TOML file "
         "(--config or KCSIM_CONFIG) or an environment variable KCSIM_<NAME> "
-        "(e.g. KCSIM_PORT=9093); flags win over the environment, which wins over the file.",
+        "(e.g. KCSIM_PORT=9093); flags win over the environment, which wins over the file. "
+        "A value that does not fit its setting stops start-up with status 2.",
     )
-    p.add_argument("--config", help="TOML file with settings (keys as below, without dashes' prefix)")
-    defaults = config_mod.Config()
-    for fld in fields(config_mod.Config):
-        flag = "--" + fld.name.replace("_", "-")
-        default = getattr(defaults, fld.name)
-        help_text = f"{config_mod.HELP[fld.name]} (default: {default})"
-        env = f"[env KCSIM_{fld.name.upper()}]"
-        if isinstance(default, bool):
-            p.add_argument(flag, dest=fld.name, default=None,
-                           action=argparse.BooleanOptionalAction, help=f"{help_text} {env}")
-        else:
-            kind = int if fld.type in ("int", "int | None") else str
-            p.add_argument(flag, dest=fld.name, default=None, type=kind,
-                           metavar=fld.name.split("_")[-1].upper(), help=f"{help_text} {env}")
+    p.add_argument("--config", help="TOML file with settings (keys as below, with underscores)")
+    for setting in config_mod.SETTINGS.values():
+        help_text = (f"{setting.help}: {setting.expect} (default: {setting.default}) "
+                     f"[env {setting.env}]").replace("%", "%%")
+        if setting.boolean:
+            p.add_argument(setting.flag, dest=setting.name, default=None,
+                           action=argparse.BooleanOptionalAction, help=help_text)
+        else:  # the text is converted and checked by config.load, like the environment's
+            metavar = ("{" + ",".join(setting.choices) + "}" if setting.choices
+                       else setting.name.split("_")[-1].upper())
+            p.add_argument(setting.flag, dest=setting.name, default=None, metavar=metavar,
+                           help=help_text)
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="kcsim", description="A simulated Kafka broker "
-                                     "and group coordinator that real Kafka clients talk to.")
-    sub = parser.add_subparsers(dest="command", required=True)
+def parser() -> argparse.ArgumentParser:
+    """The `kcsim` command line: `serve` and the client tools."""
+    top = argparse.ArgumentParser(prog="kcsim", description="A simulated Kafka broker "
+                                  "and group coordinator that real Kafka clients talk to.")
+    sub = top.add_subparsers(dest="command", required=True)
     _serve_parser(sub)
     from kcsim.tools import consumer_groups
 
     consumer_groups.register(sub)
-    args = parser.parse_args(argv)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     if args.command == "serve":
         return serve(args)
     return int(args.run(args))
 
 
+def serve_config(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> config_mod.Config:
+    """The checked Config of `kcsim serve` args (ConfigError names a bad setting)."""
+    flags = {name: getattr(args, name) for name in config_mod.SETTINGS}
+    return config_mod.load(args.config, env, flags=flags)
+
+
 def serve(args: argparse.Namespace) -> int:
-    overrides = {f.name: getattr(args, f.name) for f in fields(config_mod.Config)}
     try:
-        cfg = config_mod.load(args.config, **overrides)
-    except (ValueError, OSError) as exc:
+        cfg = serve_config(args)
+    except config_mod.ConfigError as exc:
         print(f"kcsim: {exc}", file=sys.stderr)
         return 2
     logging.basicConfig(
-        level=getattr(logging, cfg.log_level.upper(), logging.INFO),
+        level=getattr(logging, cfg.log_level),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )

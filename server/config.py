@@ -1,170 +1,406 @@
 """Server configuration: defaults, then an optional TOML file, then KCSIM_* env, then flags.
 
-One declaration per setting (name, type, default, help) feeds the CLI, the
-environment reader and the TOML reader, so the three can never disagree.
+:class:`Config` is the one declaration of every setting: its type, its range or
+choices (as msgspec constraints), its default and its help. The flags, the
+environment reader and the TOML reader are derived from it, and every value,
+wherever it came from, is checked against it before the server starts. A bad
+one raises :class:`ConfigError` naming the key as the user wrote it (TOML key,
+environment variable or flag), the value given and what is expected.
+
+The group coordinator's defaults are its own (GroupConfig, Kafka's values) and
+storage's are storage's: this module takes them from there instead of
+repeating them.
 """
 
 from __future__ import annotations
 
+import difflib
+import json
 import os
 import tomllib
-from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+import typing
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
+
+import msgspec
+import msgspec.inspect
+from msgspec import Meta
+
+from kcsim.coordinator.consumer.assignors import ASSIGNORS
+from kcsim.coordinator.groups.interface import GroupConfig
+from kcsim.storage.log import DEFAULT_SEGMENT_BYTES, MIN_SEGMENT_BYTES
+from kcsim.storage.writer import DEFAULT_TOMBSTONE_RETENTION_MS, FsyncPolicy
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 
-@dataclass
-class Config:
-    host: str = "127.0.0.1"
-    port: int = 9092
-    advertised_host: str | None = None
-    advertised_port: int | None = None
-    node_id: int = 1
-    cluster_id: str = "kcsim-cluster-000000000"
-    data_dir: str = "./data"
-    in_memory: bool = False
-    auto_create_topics: bool = True
-    default_partitions: int = 1
-    initial_rebalance_delay_ms: int = 0
-    min_session_timeout_ms: int = 6000
-    max_session_timeout_ms: int = 1800000
-    group_max_size: int = 2147483647
-    offsets_retention_ms: int = 7 * 24 * 3600 * 1000
-    offsets_retention_check_interval_ms: int = 600000
-    offset_metadata_max_bytes: int = 4096
-    consumer_group_session_timeout_ms: int = 45000
-    consumer_group_heartbeat_interval_ms: int = 5000
-    consumer_group_assignors: str = "uniform,range"
-    consumer_group_max_size: int = 2147483647
-    max_frame_bytes: int = 100 * 1024 * 1024
-    max_connections: int = 1000
-    idle_timeout_ms: int = 600000
-    fsync: str = "always"
-    fsync_interval_ms: int = 1000
-    segment_bytes: int = 64 * 1024 * 1024
-    compaction_interval_ms: int = 60000
-    tombstone_retention_ms: int = 24 * 3600 * 1000
-    repair: bool = False
-    extensions: bool = True
-    pause_api_keys: str = "1000,1001,1002"
-    log_level: str = "INFO"
+class ConfigError(ValueError):
+    """A setting that cannot be used; the message names it as the user gave it."""
+
+
+INT32_MAX = 2**31 - 1
+DECLARED_EXTENSION_KEYS = (1000, 1001, 1002)
+_GROUP = GroupConfig()
+
+# Ranges follow the Kafka settings these mirror: INT settings stop at 2^31-1,
+# counts and sizes Kafka declares atLeast(1) start at 1.
+Port = Annotated[int, Meta(ge=0, le=65535)]
+ClientPort = Annotated[int, Meta(ge=1, le=65535)]
+Int32 = Annotated[int, Meta(ge=0, le=INT32_MAX)]
+Positive32 = Annotated[int, Meta(ge=1, le=INT32_MAX)]
+Millis = Annotated[int, Meta(ge=0)]
+PositiveMillis = Annotated[int, Meta(ge=1)]
+NonEmpty = Annotated[str, Meta(min_length=1)]
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
+
+
+def _api_keys(text: str) -> list[int]:
+    """Three distinct wire API keys, comma-separated (ValueError otherwise)."""
+    keys = [int(k) for k in text.split(",")]
+    if len(keys) != 3 or len(set(keys)) != 3 or any(not 0 <= k <= 32767 for k in keys):
+        raise ValueError(text)
+    return keys
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(name.strip() for name in text.split(",") if name.strip())
+
+
+def _valid_api_keys(text: str) -> bool:
+    try:
+        _api_keys(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _valid_assignors(text: str) -> bool:
+    names = _names(text)
+    return bool(names) and len(set(names)) == len(names) and set(names) <= set(ASSIGNORS)
+
+
+def _checked(expect: str, check: Callable[[Any], bool]) -> dict[str, Any]:
+    """Meta extra of a setting whose values need more than a type and a range."""
+    return {"expect": expect, "check": check}
+
+
+class Config(msgspec.Struct, kw_only=True):
+    """Every server setting: type and range in the annotation, help as its description."""
+
+    host: Annotated[str, Meta(description="interface to listen on")] = "127.0.0.1"
+    port: Annotated[Port, Meta(description="TCP port to listen on (0 picks a free port)")] = 9092
+    advertised_host: Annotated[NonEmpty | None, Meta(
+        description="host name given to clients in Metadata/FindCoordinator (default: --host)",
+    )] = None
+    advertised_port: Annotated[ClientPort | None, Meta(
+        description="port given to clients (default: the listening port)")] = None
+    node_id: Annotated[Int32, Meta(description="this broker's node id")] = 1
+    cluster_id: Annotated[NonEmpty, Meta(
+        description="cluster id reported in Metadata and DescribeCluster")] = "kcsim-cluster-000000000"
+    data_dir: Annotated[NonEmpty, Meta(description="directory holding the durable log")] = "./data"
+    in_memory: Annotated[bool, Meta(
+        description="keep all state in memory only (nothing written to --data-dir)")] = False
+    auto_create_topics: Annotated[bool, Meta(
+        description="create unknown topics when a client asks for them in Metadata")] = True
+    default_partitions: Annotated[Positive32, Meta(
+        description="partition count of auto-created topics and CreateTopics with -1")] = 1
+    initial_rebalance_delay_ms: Annotated[Int32, Meta(
+        description="group.initial.rebalance.delay.ms (Kafka's default is 3000)",
+    )] = _GROUP.initial_rebalance_delay_ms
+    min_session_timeout_ms: Annotated[Int32, Meta(
+        description="group.min.session.timeout.ms")] = _GROUP.min_session_timeout_ms
+    max_session_timeout_ms: Annotated[Int32, Meta(
+        description="group.max.session.timeout.ms")] = _GROUP.max_session_timeout_ms
+    group_max_size: Annotated[Positive32, Meta(
+        description="group.max.size")] = _GROUP.group_max_size
+    offsets_retention_ms: Annotated[PositiveMillis, Meta(
+        description="offsets.retention.minutes, in ms")] = _GROUP.offsets_retention_ms
+    offsets_retention_check_interval_ms: Annotated[PositiveMillis, Meta(
+        description="offsets.retention.check.interval.ms",
+    )] = _GROUP.offsets_retention_check_interval_ms
+    offset_metadata_max_bytes: Annotated[Int32, Meta(
+        description="offset.metadata.max.bytes")] = _GROUP.offset_metadata_max_bytes
+    consumer_group_session_timeout_ms: Annotated[Positive32, Meta(
+        description="group.consumer.session.timeout.ms (KIP-848 groups)",
+    )] = _GROUP.consumer_group_session_timeout_ms
+    consumer_group_heartbeat_interval_ms: Annotated[Positive32, Meta(
+        description="group.consumer.heartbeat.interval.ms (KIP-848 groups)",
+    )] = _GROUP.consumer_group_heartbeat_interval_ms
+    consumer_group_assignors: Annotated[str, Meta(
+        description="server-side assignors, the first is the default (uniform, range)",
+        extra=_checked("distinct assignor names, comma-separated, from: "
+                       + ", ".join(sorted(ASSIGNORS)), _valid_assignors),
+    )] = ",".join(_GROUP.consumer_group_assignors)
+    consumer_group_max_size: Annotated[Positive32, Meta(
+        description="group.consumer.max.size")] = _GROUP.consumer_group_max_size
+    max_frame_bytes: Annotated[Positive32, Meta(
+        description="largest request frame accepted (socket.request.max.bytes)")] = 100 * 1024 * 1024
+    max_connections: Annotated[Int32, Meta(
+        description="connections served at once, more are closed on accept "
+                    "(0: no limit but the open-file limit, as Kafka)")] = 0
+    idle_timeout_ms: Annotated[PositiveMillis, Meta(
+        description="close a connection idle this long (connections.max.idle.ms)")] = 600000
+    fsync: Annotated[FsyncPolicy, Meta(
+        description="when acknowledged writes reach the disk: always = fsync before answering, "
+                    "interval = every --fsync-interval-ms, never = when the OS likes (all "
+                    "three write to the OS before answering)")] = "interval"
+    fsync_interval_ms: Annotated[PositiveMillis, Meta(
+        description="fsync period for --fsync interval")] = 1000
+    segment_bytes: Annotated[int, Meta(
+        ge=MIN_SEGMENT_BYTES, le=INT32_MAX,
+        description="size at which a log segment rolls")] = DEFAULT_SEGMENT_BYTES
+    compaction_interval_ms: Annotated[Millis, Meta(
+        description="how often closed segments are compacted (0 = never)")] = 60000
+    tombstone_retention_ms: Annotated[Millis, Meta(
+        description="how long compaction keeps tombstones")] = DEFAULT_TOMBSTONE_RETENTION_MS
+    repair: Annotated[bool, Meta(
+        description="cut a log at the first corrupt record instead of refusing to start")] = False
+    extensions: Annotated[bool, Meta(
+        description="serve the kcsim extension APIs (KIP-1249 pause/resume/list paused partitions)",
+    )] = True
+    pause_api_keys: Annotated[str, Meta(
+        description="wire API keys of PausePartitions,ResumePartitions,ListPausedPartitions",
+        extra=_checked("three distinct API keys 0..32767, comma-separated", _valid_api_keys),
+    )] = ",".join(map(str, DECLARED_EXTENSION_KEYS))
+    log_level: Annotated[LogLevel, Meta(description="how much the server logs")] = "INFO"
 
     @property
     def advertised(self) -> tuple[str, int]:
         host = self.advertised_host or (self.host if self.host not in ("0.0.0.0", "::", "") else "127.0.0.1")
         return host, self.advertised_port or self.port
 
-
-HELP: dict[str, str] = {
-    "host": "interface to listen on",
-    "port": "TCP port to listen on (0 picks a free port)",
-    "advertised_host": "host name given to clients in Metadata/FindCoordinator (default: --host)",
-    "advertised_port": "port given to clients (default: the listening port)",
-    "node_id": "this broker's node id",
-    "cluster_id": "cluster id reported in Metadata and DescribeCluster",
-    "data_dir": "directory holding the durable log",
-    "in_memory": "keep all state in memory only (nothing written to --data-dir)",
-    "auto_create_topics": "create unknown topics when a client asks for them in Metadata",
-    "default_partitions": "partition count of auto-created topics and CreateTopics with -1",
-    "initial_rebalance_delay_ms": "group.initial.rebalance.delay.ms (Kafka's default is 3000)",
-    "min_session_timeout_ms": "group.min.session.timeout.ms",
-    "max_session_timeout_ms": "group.max.session.timeout.ms",
-    "group_max_size": "group.max.size",
-    "offsets_retention_ms": "offsets.retention.minutes, in ms",
-    "offsets_retention_check_interval_ms": "offsets.retention.check.interval.ms",
-    "offset_metadata_max_bytes": "offset.metadata.max.bytes",
-    "consumer_group_session_timeout_ms": "group.consumer.session.timeout.ms (KIP-848 groups)",
-    "consumer_group_heartbeat_interval_ms": "group.consumer.heartbeat.interval.ms (KIP-848 groups)",
-    "consumer_group_assignors": "server-side assignors, the first is the default (uniform, range)",
-    "consumer_group_max_size": "group.consumer.max.size",
-    "max_frame_bytes": "largest request frame accepted (socket.request.max.bytes)",
-    "max_connections": "connections served at once; more are closed on accept",
-    "idle_timeout_ms": "close a connection idle this long (connections.max.idle.ms)",
-    "fsync": "always | interval | never: when acknowledged writes reach the disk",
-    "fsync_interval_ms": "fsync period for --fsync interval",
-    "segment_bytes": "size at which a log segment rolls",
-    "compaction_interval_ms": "how often closed segments are compacted (0 = never)",
-    "tombstone_retention_ms": "how long compaction keeps tombstones",
-    "repair": "cut a log at the first corrupt record instead of refusing to start",
-    "extensions": "serve the kcsim extension APIs (KIP-1249 pause/resume/list paused partitions)",
-    "pause_api_keys": "wire API keys of PausePartitions,ResumePartitions,ListPausedPartitions",
-    "log_level": "DEBUG, INFO, WARNING or ERROR",
-}
+    @property
+    def assignors(self) -> tuple[str, ...]:
+        """consumer_group_assignors as names, the default first."""
+        return _names(self.consumer_group_assignors)
 
 
-def _coerce(kind: Any, raw: Any) -> Any:
-    if isinstance(raw, str):
-        text = raw.strip()
-        if kind in (bool, "bool"):
-            if text.lower() in ("1", "true", "yes", "on"):
-                return True
-            if text.lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(f"expected a boolean, got {raw!r}")
-        if kind in (int, "int", "int | None"):
-            return int(text)
-        return text
-    return raw
+# Pairs Kafka also requires to be ordered: (smaller, strictly?, larger).
+ORDERED: tuple[tuple[str, bool, str], ...] = (
+    ("min_session_timeout_ms", False, "max_session_timeout_ms"),
+    ("consumer_group_heartbeat_interval_ms", True, "consumer_group_session_timeout_ms"),
+)
 
 
-def load(file: str | None = None, env: Mapping[str, str] | None = None, **overrides: Any) -> Config:
-    """Build a Config: defaults < TOML file < KCSIM_* environment < explicit overrides."""
-    env = os.environ if env is None else env
-    cfg = Config()
-    types = {f.name: f.type for f in fields(Config)}
-    path = file or env.get("KCSIM_CONFIG")
-    if path:
+# -- the table derived from Config ------------------------------------------------------
+
+
+class Setting(NamedTuple):
+    name: str
+    annotation: Any  # what msgspec converts and checks a value against
+    kind: Any  # the msgspec type info of the value (None stripped)
+    optional: bool
+    default: Any
+    help: str
+    choices: tuple[Any, ...]  # of an enumeration, in the order declared
+    expect: str  # "what is expected", for error messages and --help
+    check: Callable[[Any], bool] | None
+
+    @property
+    def boolean(self) -> bool:
+        return isinstance(self.kind, msgspec.inspect.BoolType)
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        return "KCSIM_" + self.name.upper()
+
+
+def _declared_choices(annotation: Any) -> tuple[Any, ...]:
+    """A Literal's values in the order written (msgspec's type info sorts them)."""
+    if typing.get_origin(annotation) is Literal:
+        return typing.get_args(annotation)
+    for arg in typing.get_args(annotation):
+        if choices := _declared_choices(arg):
+            return choices
+    return ()
+
+
+def _describe(kind: Any, choices: tuple[Any, ...]) -> str:
+    info = msgspec.inspect
+    if isinstance(kind, info.BoolType):
+        return "true or false"
+    if choices:
+        return "one of " + ", ".join(map(str, choices))
+    if isinstance(kind, info.IntType):
+        if kind.ge is not None and kind.le is not None:
+            return f"an integer from {kind.ge} to {kind.le}"
+        return "an integer" + (f" >= {kind.ge}" if kind.ge is not None else "")
+    if isinstance(kind, info.StrType):
+        return "a non-empty string" if kind.min_length else "a string"
+    return str(kind)
+
+
+def _setting(field: msgspec.structs.FieldInfo) -> Setting:
+    info = msgspec.inspect.type_info(field.type)
+    description, extra = "", None
+    if isinstance(info, msgspec.inspect.Metadata):
+        description = (info.extra_json_schema or {}).get("description", "")
+        extra = info.extra
+        info = info.type
+    optional = False
+    if isinstance(info, msgspec.inspect.UnionType):
+        optional = True
+        (info,) = [t for t in info.types if not isinstance(t, msgspec.inspect.NoneType)]
+    choices = _declared_choices(field.type)
+    expect = extra["expect"] if extra else _describe(info, choices)
+    return Setting(field.name, field.type, info, optional, field.default, description, choices,
+                   expect, extra["check"] if extra else None)
+
+
+SETTINGS: dict[str, Setting] = {f.name: _setting(f) for f in msgspec.structs.fields(Config)}
+HELP: dict[str, str] = {name: s.help for name, s in SETTINGS.items()}
+
+
+# -- reading and checking values --------------------------------------------------------
+
+
+_TRUE_WORDS = ("yes", "on")
+_FALSE_WORDS = ("no", "off")
+
+
+def _from_text(setting: Setting, text: str) -> Any:
+    """What an environment variable or flag spelled, before the type check."""
+    text = text.strip()
+    if setting.optional and text == "":
+        return None
+    if isinstance(setting.kind, msgspec.inspect.BoolType):
+        word = text.lower()
+        return "true" if word in _TRUE_WORDS else "false" if word in _FALSE_WORDS else text
+    return _fold_choice(setting, text)
+
+
+def _fold_choice(setting: Setting, value: Any) -> Any:
+    """Choices are matched without regard to case (`--log-level debug`)."""
+    if isinstance(value, str):
+        for choice in setting.choices:
+            if value.lower() == str(choice).lower():
+                return choice
+    return value
+
+
+def _convert(setting: Setting, value: Any, given: str, *, text: bool) -> Any:
+    """`value` as the setting's type, checked; `given` names it in the error."""
+    value = _from_text(setting, value) if text and isinstance(value, str) else _fold_choice(
+        setting, value)
+    try:
+        result = msgspec.convert(value, setting.annotation, strict=not text)
+    except msgspec.ValidationError:
+        raise ConfigError(f"{given}: expected {setting.expect}{_quoted_hint(setting, value)}") from None
+    if setting.check is not None and result is not None and not setting.check(result):
+        raise ConfigError(f"{given}: expected {setting.expect}")
+    return result
+
+
+def _quoted_hint(setting: Setting, value: Any) -> str:
+    """A number or boolean written as a string in a typed source (TOML, Python)."""
+    if not isinstance(value, str) or setting.choices or isinstance(
+            setting.kind, msgspec.inspect.StrType):
+        return ""
+    try:
+        msgspec.convert(_from_text(setting, value), setting.annotation, strict=False)
+    except msgspec.ValidationError:
+        return ""
+    return ", not a quoted string"
+
+
+def _toml_text(value: Any) -> str:
+    return json.dumps(value, default=str)
+
+
+def _unknown(key: str, where: str) -> ConfigError:
+    close = difflib.get_close_matches(key.replace("-", "_"), SETTINGS, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return ConfigError(f"{where}unknown setting {key!r}{hint}")
+
+
+def _read_toml(path: str) -> dict[str, Any]:
+    try:
         with open(path, "rb") as fh:
             table = tomllib.load(fh)
-        table = table.get("kcsim", table)
-        for key, value in table.items():
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the configuration file: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    section = table.get("kcsim", table)
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: kcsim must be a table of settings")
+    return section
+
+
+def load(file: str | None = None, env: Mapping[str, str] | None = None, *,
+         flags: Mapping[str, Any] | None = None, **overrides: Any) -> Config:
+    """Build a checked Config: defaults < TOML file < KCSIM_* environment < flags < overrides.
+
+    ``flags`` are `kcsim serve` options as argparse gave them (text, or booleans);
+    ``overrides`` are typed values from Python. None means "not given".
+    """
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    given: dict[str, str] = {}
+
+    def put(name: str, value: Any, where: str, *, text: bool) -> None:
+        values[name] = _convert(SETTINGS[name], value, where, text=text)
+        given[name] = where
+
+    path = file or env.get("KCSIM_CONFIG")
+    if path:
+        for key, value in _read_toml(path).items():
             name = key.replace("-", "_")
-            if name not in types:
-                raise ValueError(f"{path}: unknown setting {key!r}")
-            setattr(cfg, name, value)
-    for name, kind in types.items():
-        raw = env.get("KCSIM_" + name.upper())
+            if name not in SETTINGS:
+                raise _unknown(key, f"{path}: ")
+            put(name, value, f"{path}: {key} = {_toml_text(value)}", text=False)
+    for name, setting in SETTINGS.items():
+        raw = env.get(setting.env)
         if raw is not None:
-            try:
-                setattr(cfg, name, _coerce(kind, raw))
-            except ValueError as exc:
-                raise ValueError(f"KCSIM_{name.upper()}: {exc}") from None
-    for name, value in overrides.items():
+            put(name, raw, f"{setting.env}={raw}", text=True)
+    for name, value in (flags or {}).items():
         if value is not None:
-            setattr(cfg, name, value)
-    validate(cfg)
+            setting = SETTINGS[name]
+            if isinstance(value, bool):
+                where = setting.flag if value else "--no-" + setting.flag[2:]
+            else:
+                where = f"{setting.flag} {value}"
+            put(name, value, where, text=isinstance(value, str))
+    for name, value in overrides.items():
+        if name not in SETTINGS:
+            raise _unknown(name, "")
+        if value is not None:
+            put(name, value, f"{name}={value!r}", text=False)
+    cfg = Config(**values)
+    _check_order(cfg, given)
     return cfg
 
 
 def validate(cfg: Config) -> None:
-    if cfg.fsync not in ("always", "interval", "never"):
-        raise ValueError(f"fsync must be always, interval or never, not {cfg.fsync!r}")
-    if not 0 <= cfg.port <= 65535:
-        raise ValueError(f"port {cfg.port} out of range")
-    if cfg.default_partitions < 1:
-        raise ValueError("default_partitions must be at least 1")
-    extension_keys(cfg)
-    assignors = [a.strip() for a in cfg.consumer_group_assignors.split(",") if a.strip()]
-    unknown = sorted(set(assignors) - {"uniform", "range"})
-    if not assignors or unknown:
-        raise ValueError(f"consumer_group_assignors must name uniform and/or range, not {cfg.consumer_group_assignors!r}")
-    if cfg.min_session_timeout_ms > cfg.max_session_timeout_ms:
-        raise ValueError("min_session_timeout_ms exceeds max_session_timeout_ms")
+    """Check a Config built in code (not through :func:`load`) like a loaded one."""
+    given = {}
+    for name, setting in SETTINGS.items():
+        value = getattr(cfg, name)
+        given[name] = f"{name}={value!r}"
+        _convert(setting, value, given[name], text=False)
+    _check_order(cfg, given)
 
 
-DECLARED_EXTENSION_KEYS = (1000, 1001, 1002)
+def _check_order(cfg: Config, given: Mapping[str, str]) -> None:
+    for low, strict, high in ORDERED:
+        a, b = getattr(cfg, low), getattr(cfg, high)
+        if a > b or (strict and a == b):
+            relation = "less than" if strict else "at most"
+            raise ConfigError(f"{_named(low, cfg, given)} must be {relation} "
+                              f"{_named(high, cfg, given)}")
+
+
+def _named(name: str, cfg: Config, given: Mapping[str, str]) -> str:
+    return given.get(name) or f"{name} (default {getattr(cfg, name)})"
 
 
 def extension_keys(cfg: Config) -> dict[int, int]:
     """Wire key -> declared key of each extension API (empty when extensions are off)."""
     if not cfg.extensions:
         return {}
-    try:
-        wire = [int(k) for k in str(cfg.pause_api_keys).split(",")]
-    except ValueError:
-        raise ValueError(f"pause_api_keys must be three integers, not {cfg.pause_api_keys!r}") from None
-    if len(wire) != 3 or len(set(wire)) != 3 or any(not 0 <= k <= 32767 for k in wire):
-        raise ValueError(f"pause_api_keys must be three distinct keys 0..32767, not {cfg.pause_api_keys!r}")
-    return dict(zip(wire, DECLARED_EXTENSION_KEYS, strict=False))
+    return dict(zip(_api_keys(cfg.pause_api_keys), DECLARED_EXTENSION_KEYS, strict=True))
+

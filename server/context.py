@@ -1,22 +1,28 @@
-"""What a handler knows about the request it serves besides its body."""
+"""What a handler knows about its request, and the one shape of what the broker answers.
+
+A handler returns its response, or a `Durable` (a response that may go out only
+once some records are on disk), or a `Pending` (the answer comes later: a long
+poll, a rebalance barrier). `Broker.process` turns each of them, encoded, into a
+`Reply`, the one type the shell handles.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
+
+    import trio
+
+    from kcsim.storage import Record
 
 
 class RequestContext:
     """Per-request facts: version, client identity, and the token for pending answers."""
 
-    __slots__ = (
-        "api_key",
-        "api_version",
-        "client_host",
-        "client_id",
-        "correlation_id",
-        "response",
-        "waiter",
-    )
+    __slots__ = ("api_key", "api_version", "client_host", "client_id", "correlation_id",
+                 "response", "waiter")
 
     def __init__(self, api_key: int, api_version: int, correlation_id: int,
                  client_id: str, client_host: str) -> None:
@@ -25,7 +31,7 @@ class RequestContext:
         self.correlation_id = correlation_id
         self.client_id = client_id
         self.client_host = client_host
-        self.waiter: Any = None  # a trio.Event while the answer is pending
+        self.waiter: trio.Event | None = None  # while the answer is pending
         self.response: Any = None
 
     @property
@@ -35,17 +41,64 @@ class RequestContext:
         return self
 
 
+Released = list[tuple[Any, Any]]
+"""Answers of other, parked requests that a change completed: (token, response)."""
+
+
 class Durable:
     """An answer that is ready but may be sent only once `records` are on disk.
 
-    `released` are answers of other, waiting requests that the same change
-    completed; they are handed over after the records are durable too. The
-    server persists the records of every such answer it has in hand at once.
-    """
+    `released` are answers of parked requests the same change completed; they
+    are handed over once the records are durable too."""
 
     __slots__ = ("records", "released", "response")
 
-    def __init__(self, response: Any, records: list[Any], released: list[tuple[Any, Any]]) -> None:
+    def __init__(self, response: Any, records: list[Record], released: Released) -> None:
         self.response = response
         self.records = records
         self.released = released
+
+
+class Pending:
+    """An answer that comes later. `records` and `released` (as in Durable) are made
+    durable and handed over before the shell waits for `answer`. `abandon` is
+    called instead when the connection ends before the shell started waiting."""
+
+    __slots__ = ("abandon", "answer", "records", "released")
+
+    def __init__(self, answer: Coroutine[Any, Any, Any], records: list[Record] | None = None,
+                 released: Released | None = None,
+                 abandon: Callable[[], None] | None = None) -> None:
+        self.answer = answer
+        self.records = records or []
+        self.released = released or []
+        self.abandon = abandon
+
+
+class Reply:
+    """What the broker gives the shell for one request frame.
+
+    `frame` is the encoded response (None when Kafka sends none, or while it is
+    pending); it may be sent only once `records` are durable, and `released`
+    are handed to their requests at that point too. `pending`, when set, is
+    awaited for the encoded answer; later requests of the connection wait behind it.
+    """
+
+    __slots__ = ("abandon", "frame", "pending", "records", "released")
+
+    def __init__(self, frame: bytes | bytearray | None, records: list[Record] | None = None,
+                 released: Released | None = None,
+                 pending: Coroutine[Any, Any, bytes | bytearray | None] | None = None,
+                 abandon: Callable[[], None] | None = None) -> None:
+        self.frame = frame
+        self.records = records
+        self.released = released
+        self.pending = pending
+        self.abandon = abandon
+
+    def withdraw(self) -> None:
+        """The connection ended before the pending answer was awaited."""
+        if self.pending is not None:
+            self.pending.close()
+        if self.abandon is not None:
+            self.abandon()

@@ -46,15 +46,3 @@ def serves(api_key: int, min_version: int | None = None, max_version: int | None
         return fn
 
     return register
-
-
-def load_handlers() -> dict[int, Route]:
-    """Import every handler module so its routes register; returns the table."""
-    import importlib
-    import pkgutil
-
-    from . import handlers
-
-    for info in sorted(pkgutil.iter_modules(handlers.__path__), key=lambda m: m.name):
-        importlib.import_module(f"{handlers.__name__}.{info.name}")
-    return ROUTES

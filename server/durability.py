@@ -3,6 +3,10 @@
 Layout: `<data-dir>/.lock` (one server per directory), `<data-dir>/meta/` (the
 record log: topics, groups, offsets, paused partitions) and
 `<data-dir>/partitions/<topic id>/<partition>/` (produced batches).
+
+The record log holds the coordinator's records and the broker's topic records;
+:data:`RECORD_TYPES` puts them together, the one place that says what a data
+directory's log may contain.
 """
 
 from __future__ import annotations
@@ -15,12 +19,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kcsim.storage import DataDirLock, GroupCommitWriter, PartitionLog, RecordLog
+from kcsim.coordinator.records import COORDINATOR_RECORD_TYPES
+from kcsim.storage import DataDirLock, GroupCommitWriter, PartitionLog, RecordLog, RecordTypes
+
+from .topic_records import TOPIC_RECORD_TYPES
 
 if TYPE_CHECKING:
     from .config import Config
 
 log = logging.getLogger("kcsim.storage")
+
+RECORD_TYPES = RecordTypes(COORDINATOR_RECORD_TYPES + TOPIC_RECORD_TYPES)
 
 
 @dataclass
@@ -93,13 +102,13 @@ def open_durability(config: Config, clock_ms: Any) -> Durability:
     root.mkdir(parents=True, exist_ok=True)
     lock = DataDirLock.acquire(root)
     try:
-        record_log = RecordLog.open(root / "meta", segment_bytes=config.segment_bytes,
-                                    repair=config.repair)
+        record_log = RecordLog.open(root / "meta", types=RECORD_TYPES,
+                                    segment_bytes=config.segment_bytes, repair=config.repair)
     except BaseException:
         lock.release()
         raise
     writer = GroupCommitWriter(
-        record_log, config.fsync,  # type: ignore[arg-type]  # validated by config.validate interval_ms=config.fsync_interval_ms,
+        record_log, config.fsync, interval_ms=config.fsync_interval_ms,
         compact_interval_ms=config.compaction_interval_ms or None,
         tombstone_retention_ms=config.tombstone_retention_ms, clock_ms=clock_ms)
     partitions = root / "partitions"

@@ -1,5 +1,10 @@
 """The trio shell: listener, one task per connection, the coordinator's timer.
 
+The shell owns everything that is not pure: the sockets, the clock (`now_ms`),
+the timer that ticks the group coordinator, and durability. The broker turns
+each request frame into a `Reply`; the shell makes a reply's records durable
+(one group commit for every answer it has in hand), then sends.
+
 Like a Kafka broker, a connection's requests are served in order: every
 complete frame already received is processed, their responses are sent
 together (so pipelined clients get one write), and a request whose answer
@@ -7,28 +12,47 @@ must wait (a long poll, a rebalance) holds the connection's later requests
 behind it. Answers that only wait for their records to be durable do not:
 the records of all of them are made durable in one group commit, then the
 answers go out in order.
+
+Nothing is read from a connection while its answers wait to be sent, and no
+more than UNSENT_BOUND bytes of answers are built before they are sent: a
+client that sends requests but never reads stalls its own connection (as Kafka
+mutes its channel) instead of growing the server's memory.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import struct
 import time
 from typing import TYPE_CHECKING, Any
 
 import trio
 
+from kcsim.storage import StorageError
+
 from .broker import Broker, ProtocolViolation
-from .context import Durable
 from .socket_io import DirectSocket
 
 if TYPE_CHECKING:
+    from kcsim.storage import Record
+
     from .config import Config
+    from .context import Released
+    from .durability import Durability
 
 log = logging.getLogger("kcsim.server")
 
 _SIZE = struct.Struct(">i")
 _RECV = 256 * 1024
+UNSENT_BOUND = 1024 * 1024  # answers built but not sent, per connection
+
+# accept(2) failing for want of descriptors or kernel memory: the server is full,
+# not broken. Retry after a pause; say so at most once per ACCEPT_LOG_INTERVAL_S.
+_ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+ACCEPT_RETRY_S = 0.1
+ACCEPT_LOG_INTERVAL_S = 1.0
 
 
 class ConnectionAbort(Exception):
@@ -38,50 +62,46 @@ class ConnectionAbort(Exception):
 class Server:
     """A kcsim broker bound to a TCP port."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, broker: Broker | None = None,
+                 durability: Durability | None = None) -> None:
         self.config = config
         self._epoch_ms = time.time() * 1000.0
         self._trio_start: float | None = None
-        self.broker = Broker(config, clock_ms=self.now_ms)
-        self.broker.wake_timer = self.wake_timer
+        self.broker = broker if broker is not None else Broker(config)
+        self.durability = durability
+        # Records go through the writer; its policy alone decides whether to wait.
+        self._writer = durability.writer if durability is not None else None
         self.port: int | None = None
         self.connections = 0
         self._timer_scope: trio.CancelScope | None = None
         self._armed_ms: int | None = None  # the coordinator deadline the timer was last set for
         self._listeners: list[trio.SocketListener] = []
-        self.durability: Any = None
         self.exit_code = 0
         self.stopped = trio.Event()
         self._cancel: trio.CancelScope | None = None
         self._open: set[_Connection] = set()
-        self._persist_now: Any = None  # a synchronous persist when durability never waits
 
-    def attach_durability(self, durability: Any) -> None:
-        """Persist through the durable log's group-commit writer."""
-        self.durability = durability
-        self.broker.persist = self._persist
-        if durability.writer.policy == "never":
-            # Nothing to wait for: answers flush without a scheduler pass.
-            self._persist_now = self._append_now
+    # -- durability: the one way an answer waits for its records ----------------
 
-    async def _persist(self, records: list[Any]) -> None:
-        from kcsim.storage import StorageError
-
-        writer = self.durability.writer
-        if writer.policy == "never":
-            self._append_now(records)
-            return
+    def _durable_now(self, records: list[Record]) -> bool:
+        """Hand records to the writer; True when they are already durable as the
+        fsync policy defines it (nothing to wait for), False when `_durable` must wait."""
+        writer = self._writer
+        if writer is None:
+            return True
         try:
-            await writer.commit(records)
+            return writer.commit_nowait(records)
         except StorageError as exc:
             self.fatal(exc)
             raise ConnectionAbort(f"storage failed: {exc}") from None
 
-    def _append_now(self, records: list[Any]) -> None:
-        from kcsim.storage import StorageError
-
+    async def _durable(self, records: list[Record]) -> None:
+        """Return once records are durable: the group commit every answer goes through."""
+        if not records or self._durable_now(records):
+            return
+        assert self._writer is not None
         try:
-            self.durability.writer.commit_now(records)
+            await self._writer.commit(records)
         except StorageError as exc:
             self.fatal(exc)
             raise ConnectionAbort(f"storage failed: {exc}") from None
@@ -117,14 +137,14 @@ class Server:
             with trio.CancelScope() as cancel:
                 self._cancel = cancel
                 async with trio.open_nursery() as nursery:
-                    if self.durability is not None:
-                        await nursery.start(self.durability.writer.run)
+                    if self._writer is not None:
+                        await nursery.start(self._writer.run)
                     if self.broker.groups is not None:
                         nursery.start_soon(self._timer)
                     nursery.start_soon(self._reap_idle)
+                    for listener in listeners:
+                        nursery.start_soon(self._accept, listener, nursery)
                     task_status.started(self.port)
-                    await trio.serve_listeners(self._connection, listeners,
-                                               handler_nursery=nursery)
         finally:
             with trio.CancelScope(shield=True):
                 await self._close_storage()
@@ -141,10 +161,10 @@ class Server:
 
     # -- timer --------------------------------------------------------------
 
-    def wake_timer(self) -> None:
+    def _rearm(self) -> None:
         """Re-arm the timer if the coordinator now has an earlier deadline."""
         scope = self._timer_scope
-        if scope is None:
+        if scope is None or self.broker.groups is None:
             return
         deadline = self.broker.groups.next_deadline()
         if deadline is not None and deadline != self._armed_ms:
@@ -159,6 +179,7 @@ class Server:
 
     async def _timer(self) -> None:
         groups = self.broker.groups
+        assert groups is not None
         while True:
             deadline = groups.next_deadline()
             with trio.CancelScope() as scope:
@@ -167,12 +188,40 @@ class Server:
                 self._timer_scope = scope
                 await trio.sleep_forever()
             self._timer_scope = None
-            await self.broker.deliver(groups.tick(self.now_ms()))
+            outcome = groups.tick(self.now_ms())
+            await self._durable(outcome.records)
+            self.broker.release(outcome.responses)
 
     # -- connections --------------------------------------------------------
 
+    async def _accept(self, listener: trio.SocketListener, nursery: trio.Nursery) -> None:
+        """Start a task per accepted connection; when descriptors run out, keep serving
+        the open connections and accept again once some close."""
+        failed = 0  # accepts failed since the last one that worked
+        logged_at = -ACCEPT_LOG_INTERVAL_S
+        while True:
+            try:
+                stream = await listener.accept()
+            except OSError as exc:
+                if exc.errno not in _ACCEPT_CAPACITY_ERRNOS:
+                    raise
+                failed += 1
+                now = trio.current_time()
+                if now - logged_at >= ACCEPT_LOG_INTERVAL_S:
+                    logged_at = now
+                    log.warning("cannot accept connections: %s (%d connections open); "
+                                "retrying every %d ms", os.strerror(exc.errno), self.connections,
+                                ACCEPT_RETRY_S * 1000)
+                await trio.sleep(ACCEPT_RETRY_S)
+                continue
+            if failed:
+                log.info("accepting connections again after %d failed attempts", failed)
+                failed = 0
+            nursery.start_soon(self._connection, stream)
+
     async def _connection(self, stream: trio.SocketStream) -> None:
-        if self.connections >= self.config.max_connections:
+        limit = self.config.max_connections
+        if limit and self.connections >= limit:
             log.warning("connection refused: %d connections already open", self.connections)
             await stream.aclose()
             return
@@ -194,6 +243,10 @@ class Server:
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
             # The peer reset, vanished or timed out: this connection ends, no other.
             log.debug("connection from %s ended: %r", host, exc)
+        except Exception as exc:  # a bug in the shell: this connection ends, no other
+            log.error("closing connection from %s after an internal error: %s: %s", host,
+                      type(exc).__name__, exc)
+            log.debug("internal error on a connection from %s", host, exc_info=exc)
         finally:
             self._open.discard(conn)
             self.connections -= 1
@@ -232,11 +285,18 @@ class Server:
             view = memoryview(data)
             pos = 0
             end = len(data)
+            now = self.now_ms()
             out: list[bytes | bytearray] = []
-            records: list[Any] = []  # of answers in `out` not yet durable
-            released: list[Any] = []
+            unsent = 0  # bytes in `out`
+            records: list[Record] = []  # of answers in `out`, not yet durable
+            released: Released = []
             violation: ProtocolViolation | None = None
             while end - pos >= 4:
+                if unsent > UNSENT_BOUND:  # send before answering more: a peer not reading stalls here
+                    self._rearm()
+                    await self._flush(stream, out, records, released)
+                    out, records, released = [], [], []
+                    unsent = 0
                 (size,) = unpack(data, pos)
                 if size < 0 or size > max_frame:
                     violation = ProtocolViolation(
@@ -247,37 +307,44 @@ class Server:
                 frame = view[pos + 4 : pos + 4 + size]
                 pos += 4 + size
                 try:
-                    result = broker.process(frame, host)
+                    reply = broker.process(frame, host, now)
                 except ProtocolViolation as exc:
                     violation = exc
                     break
-                if result is None:
+                if reply.records:
+                    records += reply.records
+                if reply.released:
+                    released += reply.released
+                if reply.pending is None:
+                    if reply.frame is not None:
+                        out.append(reply.frame)
+                        unsent += len(reply.frame)
                     continue
-                kind = type(result)
-                if kind is bytearray or kind is bytes:
-                    out.append(result)  # type: ignore[arg-type]
-                    continue
-                if kind is Durable:
-                    out.append(result.response)  # type: ignore[union-attr]
-                    records += result.records  # type: ignore[union-attr]
-                    if result.released:  # type: ignore[union-attr]
-                        released += result.released  # type: ignore[union-attr]
-                    continue
-                await self._flush(stream, out, records, released)
+                # An answer that must wait: everything before it goes out first.
+                self._rearm()
+                try:
+                    await self._flush(stream, out, records, released)
+                except BaseException:
+                    reply.withdraw()
+                    raise
                 out, records, released = [], [], []
+                unsent = 0
                 conn.waiting = True
                 try:
-                    response = await result  # type: ignore[misc]
+                    answer = await reply.pending
                 finally:
                     conn.waiting = False
-                if response is not None:
-                    out.append(response)
+                if answer is not None:
+                    out.append(answer)
+                    unsent += len(answer)
+                now = self.now_ms()
+            self._rearm()
             pending = bytearray(view[pos:]) if pos < end else b""
-            if released or (records and self._persist_now is None):
-                await self._flush(stream, out, records, released)
+            if records and not self._durable_now(records):
+                await self._flush(stream, out, records, released)  # the writer waits: fsync always
             else:  # the usual case, without a coroutine per batch
-                if records:
-                    self._persist_now(records)
+                if released:
+                    broker.release(released)
                 if out:
                     await stream.send_all(b"".join(out) if len(out) > 1 else out[0])
             if violation is not None:
@@ -286,14 +353,10 @@ class Server:
                 finally:  # its traceback holds this frame: no cycle back through a local
                     violation = None
 
-    async def _flush(self, stream: DirectSocket, out: list[bytes | bytearray], records: list[Any],
-                     released: list[Any]) -> None:
+    async def _flush(self, stream: DirectSocket, out: list[bytes | bytearray],
+                     records: list[Record], released: Released) -> None:
         """Make the batch's records durable (one group commit), then answer in order."""
-        if records:
-            if self._persist_now is not None:
-                self._persist_now(records)
-            else:
-                await self.broker.durable(records)
+        await self._durable(records)
         if released:
             self.broker.release(released)
         if out:

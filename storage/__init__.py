@@ -1,8 +1,10 @@
 """Durable state for kcsim: record logs, compaction, partition data, the data-dir lock.
 
-The coordinator writes every state change as a :class:`Record` through a
+The server writes every state change as a :class:`Record` through a
 :class:`GroupCommitWriter` into a :class:`RecordLog`, and rebuilds its state at
-start-up by replaying that log. This package knows records and files only.
+start-up by replaying that log. This package knows records and files only: a
+record is a typed key and value, and which types exist is declared by their
+owners and handed to the log as :class:`RecordTypes`.
 """
 
 from .compaction import CompactionStats, compact
@@ -18,13 +20,12 @@ from .errors import (
 from .lock import DataDirLock
 from .log import DEFAULT_SEGMENT_BYTES, RecordLog
 from .partition_log import PartitionLog
-from .records import RECORD_TYPES, Record, RecordType
+from .records import Record, RecordType, RecordTypes
 from .writer import FSYNC_POLICIES, FsyncPolicy, GroupCommitWriter, WriterStats
 
 __all__ = [
     "DEFAULT_SEGMENT_BYTES",
     "FSYNC_POLICIES",
-    "RECORD_TYPES",
     "CompactionStats",
     "CorruptLogError",
     "DataDirLock",
@@ -36,6 +37,7 @@ __all__ = [
     "Record",
     "RecordLog",
     "RecordType",
+    "RecordTypes",
     "StorageClosedError",
     "StorageError",
     "StorageFailedError",

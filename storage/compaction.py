@@ -55,6 +55,8 @@ from .segment import (
 )
 
 if TYPE_CHECKING:
+    import msgspec
+
     from .log import RecordLog
 
 log = logging.getLogger(__name__)
@@ -204,7 +206,7 @@ def _plan_outputs(inputs: list[Segment], buffers: list[mmap.mmap], survivors: li
     unpack = FRAME.unpack_from
     views = [memoryview(buf) for buf in buffers]
     batch_at: tuple[int, int] | None = None  # the batch frame whose pairs are decoded
-    pairs: list = []
+    pairs: list[tuple[msgspec.Raw, msgspec.Raw]] = []
     for location in survivors:
         segment_index = location >> 128
         record_index = (location >> _RECORD_SHIFT) & _LOW48

@@ -1,4 +1,8 @@
-"""RecordLog: the coordinator's append-only, segmented log of records.
+"""RecordLog: an append-only, segmented log of typed records.
+
+A log is opened with the RecordTypes it holds: appends encode and replay
+decodes through them, and a frame of a type it does not declare is refused as
+written by a newer kcsim (see ``storage.segment``).
 
 Opening a log checks the segment headers and that the segments follow each
 other without gaps; the frames themselves are CRC-checked by the first replay
@@ -45,9 +49,10 @@ from .segment import (
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
-    from .records import Record
+    from .records import Record, RecordTypes
 
 DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
+MIN_SEGMENT_BYTES = SEGMENT_HEADER_SIZE + FRAME_HEADER_SIZE  # room for a header and one frame
 
 log = logging.getLogger(__name__)
 
@@ -59,9 +64,10 @@ def now_ms() -> int:
 class RecordLog:
     """Segmented record log under one directory. Use :meth:`open`."""
 
-    def __init__(self, directory: str, segments: list[Segment], segment_bytes: int, *,
-                 repair: bool, read_only: bool) -> None:
+    def __init__(self, directory: str, types: RecordTypes, segments: list[Segment],
+                 segment_bytes: int, *, repair: bool, read_only: bool) -> None:
         self._directory = directory
+        self._types = types
         self._segments = segments
         self._segment_bytes = segment_bytes
         self._repair = repair
@@ -80,16 +86,17 @@ class RecordLog:
     # -- opening ------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, segment_bytes: int = DEFAULT_SEGMENT_BYTES,
-             repair: bool = False, read_only: bool = False) -> RecordLog:
-        """Open (creating if needed) the log in ``path``.
+    def open(cls, path: str | os.PathLike[str], *, types: RecordTypes,
+             segment_bytes: int = DEFAULT_SEGMENT_BYTES, repair: bool = False,
+             read_only: bool = False) -> RecordLog:
+        """Open (creating if needed) the log in ``path``, holding records of ``types``.
 
         ``repair=True`` cuts the log at the first corruption instead of raising.
         ``read_only=True`` changes nothing on disk (no repair, no torn-tail cut):
         for inspecting a log, possibly while a server appends to it.
         """
         directory = os.fspath(path)
-        if segment_bytes < SEGMENT_HEADER_SIZE + FRAME_HEADER_SIZE:
+        if segment_bytes < MIN_SEGMENT_BYTES:
             raise ValueError(f"segment_bytes={segment_bytes} is too small")
         if read_only:
             if repair:
@@ -100,7 +107,8 @@ class RecordLog:
             manifest.recover(directory)
             files = manifest.segment_files(directory)
         segments = _check_headers(directory, files, repair=repair, read_only=read_only)
-        return cls(directory, segments, segment_bytes, repair=repair, read_only=read_only)
+        return cls(directory, types, segments, segment_bytes, repair=repair,
+                   read_only=read_only)
 
     # -- reading ------------------------------------------------------------------
 
@@ -123,14 +131,15 @@ class RecordLog:
                 if len(buf) < size:
                     raise CorruptLogError(segment.path, len(buf), "segment shrank while open")
                 try:
-                    yield from decode_frames(buf, SEGMENT_HEADER_SIZE, size)
+                    yield from decode_frames(self._types, buf, SEGMENT_HEADER_SIZE, size)
                 except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                    raise _undecodable(segment.path, buf, size, exc) from exc
+                    raise _undecodable(self._types, segment.path, buf, size, exc) from exc
             else:
                 try:
-                    scan = yield from scan_and_decode(buf, SEGMENT_HEADER_SIZE, len(buf))
+                    scan = yield from scan_and_decode(self._types, buf, SEGMENT_HEADER_SIZE,
+                                                      len(buf))
                 except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                    raise _undecodable(segment.path, buf, len(buf), exc) from exc
+                    raise _undecodable(self._types, segment.path, buf, len(buf), exc) from exc
                 self._accept_scan(index, buf, scan)
             index += 1
         self._ensure_ready()
@@ -150,7 +159,7 @@ class RecordLog:
             while self._validated < len(self._segments):
                 segment = self._segments[self._validated]
                 buf = _read_file(segment.path, None)
-                scan = scan_frames(buf, SEGMENT_HEADER_SIZE, len(buf))
+                scan = scan_frames(self._types, buf, SEGMENT_HEADER_SIZE, len(buf))
                 self._accept_scan(self._validated, buf, scan)
             if not self._read_only:
                 self._open_active_segment()
@@ -233,7 +242,8 @@ class RecordLog:
         """
         if not records:
             return
-        frames = encode_frames(records, now_ms() if timestamp_ms is None else timestamp_ms)
+        frames = encode_frames(self._types, records,
+                               now_ms() if timestamp_ms is None else timestamp_ms)
         if not self._ready:
             self._ensure_ready()
         with self._lock:
@@ -344,6 +354,10 @@ class RecordLog:
         return self._directory
 
     @property
+    def types(self) -> RecordTypes:
+        return self._types
+
+    @property
     def segment_bytes(self) -> int:
         return self._segment_bytes
 
@@ -450,12 +464,13 @@ def _truncate(path: str, size: int) -> None:
         os.close(fd)
 
 
-def _undecodable(path: str, buf: bytes, size: int, exc: Exception) -> CorruptLogError:
+def _undecodable(types: RecordTypes, path: str, buf: bytes, size: int,
+                 exc: Exception) -> CorruptLogError:
     """Locate the first frame that passes its CRC but does not decode."""
     position = SEGMENT_HEADER_SIZE
     for frame_start, frame_end in iter_frame_bounds(buf, SEGMENT_HEADER_SIZE, size):
         try:
-            list(decode_frames(buf, frame_start, frame_end))
+            list(decode_frames(types, buf, frame_start, frame_end))
         except (msgspec.DecodeError, msgspec.ValidationError):
             position = frame_start
             break

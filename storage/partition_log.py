@@ -64,8 +64,8 @@ class _Segment:
     base: int
     path: str
     size: int = 0
-    bases: array = field(default_factory=lambda: array("q"))
-    positions: array = field(default_factory=lambda: array("q"))
+    bases: array[int] = field(default_factory=lambda: array("q"))
+    positions: array[int] = field(default_factory=lambda: array("q"))
     end_offset: int = 0  # one past the last offset in this segment
     fd: int | None = None
 

@@ -1,175 +1,34 @@
-"""The records kcsim persists: typed keys and values with stable numeric ids.
+"""Records and the registry of record types a log holds.
 
-The coordinator's state is a fold over these records. A value of ``None`` is a
-tombstone (the key was deleted). Every record type has a stable id (never
-reused) and a value version, so logs written by older kcsim stay readable.
-Keys and values are msgspec structs encoded as msgpack arrays. They hold only
-scalars and other records, never a reference back, so they are kept out of the
-cyclic garbage collector (``gc=False``): millions of committed offsets then
-cost the collector nothing and 16 bytes less each.
+A record is a key and a value; a value of ``None`` is a tombstone (the key was
+deleted). Storage gives records no meaning: whoever owns a kind of state
+declares each of its records as a :class:`RecordType` (a stable numeric id,
+never reused; key and value classes; a value version, so logs written by an
+older kcsim stay readable), and whoever opens a log passes the full set as one
+:class:`RecordTypes`. Keys and values are msgspec structs encoded as msgpack
+(``array_like=True`` keeps them small).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import msgspec
 from msgspec import Struct
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
 
-class OffsetCommitKey(Struct, frozen=True, array_like=True, gc=False):
-    group: str
-    topic: str
-    partition: int
+    RecordCodec: TypeAlias = tuple[
+        Callable[[Any], Any],  # decode a key
+        Callable[[Any], Any],  # decode a value
+        int,  # the newest value version this kcsim reads
+        Callable[[Any], list[tuple[Any, Any]]],  # decode a batch frame's [key, value] pairs
+    ]
+    """The decoders of one record type: a plain tuple, which the replay loop
+    indexes faster than any object with named fields."""
 
-
-class OffsetCommitValue(Struct, array_like=True, gc=False):
-    offset: int
-    leader_epoch: int = -1
-    metadata: str | None = ""
-    commit_timestamp: int = 0
-    expire_timestamp: int = -1  # explicit retention (OffsetCommit v1-v4), -1 otherwise
-
-
-class GroupMemberValue(Struct, array_like=True, gc=False):
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    rebalance_timeout_ms: int
-    session_timeout_ms: int
-    protocol_type: str
-    protocols: list[tuple[str, bytes]]  # (protocol name, subscription metadata)
-    assignment: bytes = b""
-
-
-class GroupMetadataKey(Struct, frozen=True, array_like=True, gc=False):
-    group: str
-
-
-class GroupMetadataValue(Struct, array_like=True, gc=False):
-    """A classic group as of its last completed rebalance (or its Empty state)."""
-
-    protocol_type: str
-    generation: int
-    protocol: str | None
-    leader: str | None
-    state_timestamp: int  # when this value was written (offset retention counts from Empty)
-    members: list[GroupMemberValue] = []
-
-
-class TopicKey(Struct, frozen=True, array_like=True, gc=False):
-    name: str
-
-
-class TopicValue(Struct, array_like=True, gc=False):
-    topic_id: bytes  # 16 bytes
-    partitions: int
-    configs: dict[str, str] = {}
-
-
-class PausedTopicPartitionsKey(Struct, frozen=True, array_like=True, gc=False):
-    group: str
-
-
-class PausedTopic(Struct, array_like=True, gc=False):
-    topic_id: bytes
-    topic_name: str
-    partitions: list[int]
-
-
-class PausedTopicPartitionsValue(Struct, array_like=True, gc=False):
-    topics: list[PausedTopic] = []
-
-
-# -- KIP-848 consumer groups ------------------------------------------------
-
-
-class ConsumerGroupMetadataKey(Struct, frozen=True, array_like=True, gc=False):
-    group: str
-
-
-class ConsumerGroupMetadataValue(Struct, array_like=True, gc=False):
-    epoch: int
-    metadata_hash: int = 0  # of the subscribed topics' ids and partition counts (Kafka 4.x)
-
-
-class ConsumerGroupMemberKey(Struct, frozen=True, array_like=True, gc=False):
-    group: str
-    member_id: str
-
-
-class ConsumerGroupMemberValue(Struct, array_like=True, gc=False):
-    instance_id: str | None
-    rack_id: str | None
-    client_id: str
-    client_host: str
-    subscribed_topic_names: list[str]
-    subscribed_topic_regex: str | None
-    server_assignor: str | None
-    rebalance_timeout_ms: int
-
-
-class ConsumerGroupTargetAssignmentMetadataKey(Struct, frozen=True, array_like=True, gc=False):
-    group: str
-
-
-class ConsumerGroupTargetAssignmentMetadataValue(Struct, array_like=True, gc=False):
-    assignment_epoch: int
-
-
-class ConsumerGroupTargetAssignmentMemberKey(Struct, frozen=True, array_like=True, gc=False):
-    group: str
-    member_id: str
-
-
-class TopicPartitions(Struct, array_like=True, gc=False):
-    topic_id: bytes
-    partitions: list[int]
-
-
-class ConsumerGroupTargetAssignmentMemberValue(Struct, array_like=True, gc=False):
-    topic_partitions: list[TopicPartitions]
-
-
-class ConsumerGroupCurrentMemberAssignmentKey(Struct, frozen=True, array_like=True, gc=False):
-    group: str
-    member_id: str
-
-
-class ConsumerGroupCurrentMemberAssignmentValue(Struct, array_like=True, gc=False):
-    member_epoch: int
-    previous_member_epoch: int
-    state: int
-    assigned: list[TopicPartitions]
-    partitions_pending_revocation: list[TopicPartitions]
-
-
-class RecordType(Struct, frozen=True):
-    id: int
-    name: str
-    key: type
-    value: type
-    version: int = 0
-
-
-RECORD_TYPES: tuple[RecordType, ...] = (
-    RecordType(1, "offset_commit", OffsetCommitKey, OffsetCommitValue),
-    RecordType(2, "group_metadata", GroupMetadataKey, GroupMetadataValue),
-    RecordType(3, "topic", TopicKey, TopicValue),
-    RecordType(4, "paused_topic_partitions", PausedTopicPartitionsKey, PausedTopicPartitionsValue),
-    RecordType(5, "consumer_group_metadata", ConsumerGroupMetadataKey, ConsumerGroupMetadataValue),
-    RecordType(6, "consumer_group_member", ConsumerGroupMemberKey, ConsumerGroupMemberValue),
-    RecordType(7, "consumer_group_target_assignment_metadata",
-               ConsumerGroupTargetAssignmentMetadataKey, ConsumerGroupTargetAssignmentMetadataValue),
-    RecordType(8, "consumer_group_target_assignment_member",
-               ConsumerGroupTargetAssignmentMemberKey, ConsumerGroupTargetAssignmentMemberValue),
-    RecordType(9, "consumer_group_current_member_assignment",
-               ConsumerGroupCurrentMemberAssignmentKey, ConsumerGroupCurrentMemberAssignmentValue),
-)
-
-TYPE_BY_ID: dict[int, RecordType] = {t.id: t for t in RECORD_TYPES}
-TYPE_BY_KEY: dict[type, RecordType] = {t.key: t for t in RECORD_TYPES}
+TYPE_ID_SPACE = 1 << 16  # type ids and versions are u16 in a frame header
 
 
 class Record(Struct, frozen=True, array_like=True, gc=False):
@@ -180,25 +39,72 @@ class Record(Struct, frozen=True, array_like=True, gc=False):
     key: Any
     value: Any | None
 
-    @property
-    def type(self) -> RecordType:
-        return TYPE_BY_KEY[type(self.key)]
+
+class RecordType(Struct, frozen=True):
+    """One kind of record: its frame type id, a name for messages, its classes and
+    the value version written (and the newest one read)."""
+
+    id: int
+    name: str
+    key: type[Any]
+    value: type[Any]
+    version: int = 0
 
 
-_encoder = msgspec.msgpack.Encoder()
+class RecordTypes:
+    """The record types of one log: checked for clashes once, indexed for the hot paths.
+
+    Appends find a record's type by its key class (:attr:`by_key`); scans and
+    replay find the decoders by type id (:attr:`codecs`, a list indexed by id,
+    None for an id not declared).
+    """
+
+    __slots__ = ("_types", "by_key", "codecs")
+
+    def __init__(self, types: Iterable[RecordType]) -> None:
+        self._types = tuple(types)
+        by_id: dict[int, RecordType] = {}
+        by_name: dict[str, RecordType] = {}
+        self.by_key: dict[type[Any], RecordType] = {}
+        for t in self._types:
+            if not 0 <= t.id < TYPE_ID_SPACE:
+                raise ValueError(f"record type {t.name}: id {t.id} is not a u16")
+            if not 0 <= t.version < TYPE_ID_SPACE:
+                raise ValueError(f"record type {t.name}: version {t.version} is not a u16")
+            _claim(by_id, t.id, t, "id")
+            _claim(by_name, t.name, t, "name")
+            _claim(self.by_key, t.key, t, "key class")
+        self.codecs: list[RecordCodec | None] = [None] * TYPE_ID_SPACE
+        for t in self._types:
+            self.codecs[t.id] = (
+                msgspec.msgpack.Decoder(t.key).decode,
+                msgspec.msgpack.Decoder(t.value).decode,
+                t.version,
+                msgspec.msgpack.Decoder(_pairs_of(t)).decode,
+            )
+
+    def __iter__(self) -> Iterator[RecordType]:
+        return iter(self._types)
+
+    def __len__(self) -> int:
+        return len(self._types)
+
+    def __repr__(self) -> str:
+        return f"RecordTypes({', '.join(f'{t.id}:{t.name}' for t in self._types)})"
+
+    def of(self, record: Record) -> RecordType:
+        """The type of ``record``; KeyError if its key class is not declared here."""
+        return self.by_key[type(record.key)]
 
 
-def encode_key(key: Any) -> bytes:
-    return _encoder.encode(key)
+def _claim(index: dict[Any, RecordType], value: Any, t: RecordType, what: str) -> None:
+    clash = index.get(value)
+    if clash is not None:
+        shown = value.__name__ if isinstance(value, type) else repr(value)
+        raise ValueError(f"record types {clash.name} and {t.name} share the {what} {shown}")
+    index[value] = t
 
 
-def encode_value(value: Any) -> bytes:
-    return _encoder.encode(value)
-
-
-def decode_key(type_id: int, raw: bytes) -> Any:
-    return msgspec.msgpack.decode(raw, type=TYPE_BY_ID[type_id].key)
-
-
-def decode_value(type_id: int, raw: bytes) -> Any:
-    return msgspec.msgpack.decode(raw, type=TYPE_BY_ID[type_id].value)
+def _pairs_of(t: RecordType) -> Any:
+    """The msgspec type of a batch frame's payload: [key, value or nil] pairs."""
+    return list[tuple[t.key, t.value | None]]  # type: ignore[name-defined]

@@ -21,6 +21,12 @@ one CRC per batch instead of per record is what makes a 10-partition commit
 cheap; a batch is also all-or-nothing on a torn write, like the commit it
 records. A batch never holds fewer than two records.
 
+The format gives records no meaning: type ids, value versions and the classes
+that keys and values decode to come from the RecordTypes the caller passes
+in (the log it was opened with). A valid frame whose type id that registry
+does not declare, or whose version is newer than it reads, stops a scan as
+unsupported: the log was written by a newer kcsim and must not be cut.
+
 Positions ("base" and "end") count records, like Kafka offsets: a segment
 covers positions [base, end). An open segment's end is base + its record count;
 a sealed segment (rolled, or written by compaction) stores its end in the
@@ -38,10 +44,12 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from crc32c import crc32c
 
-from .records import RECORD_TYPES, TYPE_BY_KEY, Record
+from .records import Record
 
 if TYPE_CHECKING:
-    from collections.abc import Generator, Iterator, Sequence
+    from collections.abc import Callable, Generator, Iterator, Sequence
+
+    from .records import RecordCodec, RecordTypes
 
 SEGMENT_SUFFIX = ".log"
 
@@ -130,20 +138,21 @@ class Segment:
 _encode = msgspec.msgpack.Encoder().encode
 
 
-def encode_frames(records: Sequence[Record], timestamp_ms: int) -> list[tuple[bytes, int]]:
+def encode_frames(types: RecordTypes, records: Sequence[Record],
+                  timestamp_ms: int) -> list[tuple[bytes, int]]:
     """(frame, record count) pairs: each run of records of one type becomes one batch
     frame, a lone record a plain frame. Raises TypeError for a key or value that is
-    not a record type, before anything is returned."""
+    not of a type in ``types``, before anything is returned."""
     frames: list[tuple[bytes, int]] = []
-    layouts = _FRAME_LAYOUTS
+    by_key = types.by_key
     total = len(records)
     start = 0
     while start < total:
         key_type = type(records[start].key)
-        layout = layouts.get(key_type)
-        if layout is None:
-            raise TypeError(f"{key_type.__name__} is not a storage record key")
-        value_type = layout[0]
+        record_type = by_key.get(key_type)
+        if record_type is None:
+            raise TypeError(f"{key_type.__name__} is not the key of a record type of this log")
+        value_type = record_type.value
         stop = start
         limit = min(total, start + MAX_BATCH_RECORDS)
         while stop < limit:
@@ -152,18 +161,20 @@ def encode_frames(records: Sequence[Record], timestamp_ms: int) -> list[tuple[by
                 break
             value = record.value
             if value is not None and type(value) is not value_type:
-                raise TypeError(f"{layout[3]} record needs a {value_type.__name__} value, "
+                raise TypeError(f"{record_type.name} record needs a {value_type.__name__} value, "
                                 f"got {type(value).__name__}")
             stop += 1
         if stop - start == 1:
             record = records[start]
             value = record.value
-            frames.append((plain_frame_bytes(layout[2], layout[1], timestamp_ms, _encode(record.key),
+            frames.append((plain_frame_bytes(record_type.id, record_type.version, timestamp_ms,
+                                             _encode(record.key),
                                              None if value is None else _encode(value)), 1))
         else:
             run = records if start == 0 and stop == total else records[start:stop]
-            body = _FRAME_BODY.pack(FRAME_MAGIC, FRAME_FLAG_BATCH, layout[1], timestamp_ms,
-                                    stop - start, layout[2]) + _encode(run)  # [key, value] pairs
+            head = _FRAME_BODY.pack(FRAME_MAGIC, FRAME_FLAG_BATCH, record_type.version,
+                                    timestamp_ms, stop - start, record_type.id)
+            body = head + _encode(run)  # [key, value] pairs
             frames.append((_FRAME_PREFIX.pack(len(body), crc32c(body)) + body, stop - start))
         start = stop
     return frames
@@ -178,38 +189,15 @@ def plain_frame_bytes(type_id: int, version: int, timestamp_ms: int, key: bytes,
     return _FRAME_PREFIX.pack(len(body), crc32c(body)) + body
 
 
-# What encode_frames needs of each record type, by key class, in one look-up.
-_FRAME_LAYOUTS: dict[type, tuple[type, int, int, str]] = {
-    key: (t.value, t.version, t.id, t.name) for key, t in TYPE_BY_KEY.items()
-}
+# -- decoding -----------------------------------------------------------------
 
-
-# -- decoding table -----------------------------------------------------------
-
-_TYPE_ID_SPACE = 1 << 16
-
-
-def _decoder_table() -> list[tuple | None]:
-    """(decode_key, decode_value, newest readable version, decode_batch) by type id."""
-    table: list[tuple | None] = [None] * _TYPE_ID_SPACE
-    for t in RECORD_TYPES:
-        table[t.id] = (
-            msgspec.msgpack.Decoder(t.key).decode,
-            msgspec.msgpack.Decoder(t.value).decode,
-            t.version,
-            msgspec.msgpack.Decoder(list[tuple[t.key, t.value | None]]).decode,  # type: ignore[name-defined]
-        )
-    return table
-
-
-_DECODERS = _decoder_table()
 decode_raw_pairs = msgspec.msgpack.Decoder(list[tuple[msgspec.Raw, msgspec.Raw]]).decode
 """A batch's records as encoded (key, value) pairs, whatever their type (compaction)."""
 NIL = b"\xc0"  # a tombstone's value inside a batch
 
 
-def _unsupported_reason(type_id: int, version: int) -> str:
-    if _DECODERS[type_id] is None:
+def _unsupported_reason(codecs: list[RecordCodec | None], type_id: int, version: int) -> str:
+    if codecs[type_id] is None:
         return f"unknown record type {type_id}"
     return f"record type {type_id} version {version} is newer than this kcsim reads"
 
@@ -244,11 +232,11 @@ def _frame_problem(buf: bytes, view: memoryview, pos: int, end: int) -> tuple[st
     return None, frame_end
 
 
-def scan_frames(buf: bytes, start: int, end: int) -> ScanResult:
+def scan_frames(types: RecordTypes, buf: bytes, start: int, end: int) -> ScanResult:
     """Walk and CRC-check frames in ``buf[start:end]``; stop at the first bad one."""
     view = memoryview(buf)
     unpack = FRAME.unpack_from
-    decoders = _DECODERS
+    decoders = types.codecs
     pos, count = start, 0
     try:
         while pos < end:
@@ -263,7 +251,8 @@ def scan_frames(buf: bytes, start: int, end: int) -> ScanResult:
                 break
             entry = decoders[type_id]
             if entry is None or version > entry[2]:
-                return ScanResult(count, pos, _unsupported_reason(type_id, version), True)
+                return ScanResult(count, pos, _unsupported_reason(decoders, type_id, version),
+                                  True)
             pos = frame_end
             count += key_len if flags & FRAME_FLAG_BATCH else 1
     except struct.error:
@@ -294,26 +283,27 @@ def find_valid_frame(buf: bytes, start: int, end: int) -> int | None:
         search_from = magic_at + 1
 
 
-def _batch_pairs(decode_batch: Any, payload: memoryview, count: int) -> list[tuple[Any, Any]]:
+def _batch_pairs(decode_batch: Callable[[Any], list[tuple[Any, Any]]], payload: memoryview,
+                 count: int) -> list[tuple[Any, Any]]:
     """A batch's (key, value) pairs; as many as its header says, or it does not decode."""
     pairs = decode_batch(payload)
     if len(pairs) != count:
         raise msgspec.DecodeError(f"batch frame holds {len(pairs)} records, its header says {count}")
-    return pairs  # type: ignore[no-any-return]
+    return pairs
 
 
-def decode_frames(buf: bytes, start: int, end: int) -> Iterator[Record]:
+def decode_frames(types: RecordTypes, buf: bytes, start: int, end: int) -> Iterator[Record]:
     """Records of already-validated frames in ``buf[start:end]``, in order."""
     view = memoryview(buf)
     unpack = FRAME.unpack_from
-    decoders = _DECODERS
+    decoders = types.codecs
     pos = start
     while pos < end:
         length, _crc, _magic, flags, _version, _ts, key_len, type_id = unpack(buf, pos)
         key_start = pos + FRAME_HEADER_SIZE
         value_start = key_start + key_len
         pos += FRAME_PREFIX_SIZE + length
-        decode_key, decode_value, _, decode_batch = decoders[type_id]  # type: ignore[misc]
+        decode_key, decode_value, _, decode_batch = decoders[type_id]
         if flags & FRAME_FLAG_BATCH:
             for key, value in _batch_pairs(decode_batch, view[key_start:pos], key_len):
                 yield Record(key, value)
@@ -324,7 +314,8 @@ def decode_frames(buf: bytes, start: int, end: int) -> Iterator[Record]:
         )
 
 
-def scan_and_decode(buf: bytes, start: int, end: int) -> Generator[Record, None, ScanResult]:
+def scan_and_decode(types: RecordTypes, buf: bytes, start: int,
+                    end: int) -> Generator[Record, None, ScanResult]:
     """Validate and decode in one pass: yields records, returns the ScanResult.
 
     This is the start-up replay loop, so validation and decoding share one walk
@@ -332,7 +323,7 @@ def scan_and_decode(buf: bytes, start: int, end: int) -> Generator[Record, None,
     """
     view = memoryview(buf)
     unpack = FRAME.unpack_from
-    decoders = _DECODERS
+    decoders = types.codecs
     pos, count = start, 0
     try:
         while pos < end:
@@ -349,7 +340,8 @@ def scan_and_decode(buf: bytes, start: int, end: int) -> Generator[Record, None,
                 break
             entry = decoders[type_id]
             if entry is None or version > entry[2]:
-                return ScanResult(count, pos, _unsupported_reason(type_id, version), True)
+                return ScanResult(count, pos, _unsupported_reason(decoders, type_id, version),
+                                  True)
             if flags & FRAME_FLAG_BATCH:
                 for key, value in _batch_pairs(entry[3], view[key_start:frame_end], key_len):
                     yield Record(key, value)
@@ -382,4 +374,5 @@ def iter_frame_bounds(buf: bytes, start: int, end: int) -> Iterator[tuple[int, i
 
 def frame_timestamp(buf: bytes, pos: int) -> int:
     """The write timestamp (ms) of the frame at ``pos``."""
-    return FRAME.unpack_from(buf, pos)[5]
+    timestamp: int = FRAME.unpack_from(buf, pos)[5]
+    return timestamp

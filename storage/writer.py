@@ -3,9 +3,12 @@
 With ``fsync="always"`` every committer waits until its records are fsynced,
 but the writer task takes everything submitted since its last flush, appends
 it and fsyncs once, then releases all those committers together: one fsync
-serves a whole burst of commits. With ``"interval"`` records are appended and
-released at once and an fsync runs every ``interval_ms``; with ``"never"`` the
-OS decides when data reaches the disk.
+serves a whole burst of commits. With ``"interval"`` and ``"never"`` a commit
+writes its records to the OS (a write(2) into the page cache) before it
+returns, so whatever the caller acknowledges afterwards survives the process
+dying; ``"interval"`` then fsyncs every ``interval_ms`` while there is anything
+unsynced (a machine crash loses at most that last interval), ``"never"`` leaves
+it to the OS when data reaches the disk.
 
 Any write error fails the writer for good (an fsync error in particular must
 not be retried: the kernel may already have dropped the dirty pages). Pending
@@ -34,6 +37,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from .log import RecordLog
+    from .segment import Segment
 
 FsyncPolicy = Literal["always", "interval", "never"]
 FSYNC_POLICIES: tuple[str, ...] = ("always", "interval", "never")
@@ -88,8 +92,11 @@ class GroupCommitWriter:
     ) -> None:
         if fsync not in FSYNC_POLICIES:
             raise ValueError(f"fsync must be one of {FSYNC_POLICIES}, not {fsync!r}")
+        if interval_ms <= 0:
+            raise ValueError(f"interval_ms must be positive, not {interval_ms!r}")
         self._log = log
         self._policy = fsync
+        self._interval_ms = interval_ms
         self._interval_s = interval_ms / 1000
         self._compact_interval_s = None if compact_interval_ms is None else compact_interval_ms / 1000
         self._tombstone_retention_ms = tombstone_retention_ms
@@ -104,13 +111,18 @@ class GroupCommitWriter:
         self._stopped = trio.Event()
         self._appended_since_sync = False
         self._last_sync_time = _now()
-        self._compacted_segments: tuple = ()
+        self._compacted_segments: tuple[Segment, ...] = ()
         self._last_compaction_ms: int | None = None
         self._last_compaction_check = _now()
 
     @property
     def policy(self) -> str:
         return self._policy
+
+    @property
+    def interval_ms(self) -> int:
+        """The fsync period of the "interval" policy."""
+        return self._interval_ms
 
     @property
     def failure(self) -> BaseException | None:
@@ -140,6 +152,20 @@ class GroupCommitWriter:
         await batch.done.wait()
         if batch.error is not None:
             raise type(batch.error)(str(batch.error)) from batch.cause
+
+    def commit_nowait(self, records: Sequence[Record]) -> bool:
+        """Commit without waiting where the policy allows it: True when ``records``
+        are now durable as the policy defines it (appended to the OS under
+        "interval" and "never"); False, with nothing done, when the caller must
+        ``await commit(records)`` (policy "always"). The policy is decided here only."""
+        if self._policy == "always":
+            return False
+        if self._failure is not None or self._closing:
+            self._raise_if_unusable()
+        if records:
+            self.stats.commits += 1
+            self._append_now(records)
+        return True
 
     def commit_now(self, records: Sequence[Record]) -> None:
         """Synchronous commit for code without trio: append, then fsync per the policy.

@@ -1,7 +1,7 @@
 """`kcsim consumer-groups`: kafka-consumer-groups.sh, flag for flag, plus KIP-1249's pause.
 
 Works against kcsim and any Kafka cluster (the pause actions need kcsim). The pieces
-live in `coordinator.tools.group_command`; this module wires them to the `kcsim` CLI.
+live in `kcsim.tools.group_command`; this module wires them to the `kcsim` CLI.
 """
 
 from __future__ import annotations

@@ -5,12 +5,18 @@
   two `kcsim serve` processes at once, `--fsync always` and `--fsync never`,
   alternating short slices so background load hits both alike. A commit counts
   once its response arrived with error 0 on every partition.
+- storage_commit_latency: synchronous, unpipelined OffsetCommit v8 (4 partitions):
+  one connection, one request in flight, the next sent when the previous was
+  answered, as a client's commitSync() does. Three `kcsim serve` processes at once,
+  `--fsync always`, `interval` (the default, 1 s) and `never`, alternating short
+  slices. Per policy: the round trip's median and p99, and commits/s; the target
+  is that `interval` costs about what `never` costs.
 - storage_replay: a record log of 1,000,000 OffsetCommit records (500,000
   partitions committed twice) is written with storage.RecordLog into a data
   dir's `meta/`, 10 partitions per append as a 10-partition OffsetCommit
   writes them (one batch frame each); after one untimed start (which creates the partition
   directories of the log's topics), timed: `kcsim serve` from spawn to its ready
-  line (and the replay time it logs), `coordinator.app.build(config)` in this
+  line (and the replay time it logs), `kcsim.server.app.build(config)` in this
   process, and storage.compact() of the log's closed segments.
 - storage_memory: resident memory (VmRSS) of `kcsim serve` once it has replayed
   a log of 1,000,000 distinct committed partitions, minus that of an empty server,
@@ -56,6 +62,7 @@ FULL_RECORDS = 1_000_000
 REPLAY_TARGET_S = 3.0  # for FULL_RECORDS
 MEMORY_TARGET_BYTES = 1024
 ALWAYS_VS_NEVER_TARGET = 0.5
+INTERVAL_VS_NEVER_TARGET = 1.5
 SEGMENT_BYTES = 8 * 1024 * 1024  # several closed segments for compaction to work on
 APPEND_RECORDS = 10  # one 10-partition OffsetCommit: one frame
 PARTITIONS_PER_TOPIC = 100
@@ -97,16 +104,18 @@ def _commit_frames(conn: int) -> list[Frame]:
 
 
 class _Committer:
-    """8 connections committing; every answer must be the all-partitions-accepted one."""
+    """Connections committing; every answer must be the all-partitions-accepted one."""
 
-    def __init__(self, srv: ServerProcess) -> None:
+    def __init__(self, srv: ServerProcess, connections: int = CONNECTIONS,
+                 in_flight: int = IN_FLIGHT) -> None:
         self.srv = srv
-        self.client = LoadClient(srv.host, srv.port, connections=CONNECTIONS)
+        self.in_flight = in_flight
+        self.client = LoadClient(srv.host, srv.port, connections=connections)
         ensure_topic(self.client, TOPIC, COMMIT_PARTITIONS)
-        self.frames = [_commit_frames(c) for c in range(CONNECTIONS)]
-        self.next = [0] * CONNECTIONS
+        self.frames = [_commit_frames(c) for c in range(connections)]
+        self.next = [0] * connections
         self.accepted: bytes | None = None
-        for c in range(CONNECTIONS):
+        for c in range(connections):
             resp = self.client.call(self.frames[c][0], conn=c)
             errors = [p.error_code for t in resp.topics for p in t.partitions]
             if errors != [0] * COMMIT_PARTITIONS:
@@ -133,10 +142,11 @@ class _Committer:
 
     def run(self, seconds: float, timed: bool) -> None:
         if not timed:
-            self.client.run(self._next_frame, self._check, in_flight=IN_FLIGHT, duration=seconds)
+            self.client.run(self._next_frame, self._check, in_flight=self.in_flight,
+                            duration=seconds)
             return
         with CpuMeter(self.srv.pid) as meter:
-            result = self.client.run(self._next_frame, self._check, in_flight=IN_FLIGHT,
+            result = self.client.run(self._next_frame, self._check, in_flight=self.in_flight,
                                      duration=seconds, latencies=True)
         assert meter.sample is not None
         self.slices.append((result, meter.sample))
@@ -145,25 +155,20 @@ class _Committer:
         self.client.close()
 
 
-@workload("storage_commits", "storage", order=60)
-def storage_commits(ctx: RunContext) -> list[Figure]:
-    """Acknowledged OffsetCommits/s, --fsync always beside --fsync never."""
-    if "kcsim" not in ctx.sides:
-        return []
+def _interleaved(ctx: RunContext, policies: tuple[str, ...], connections: int,
+                 in_flight: int) -> tuple[dict[str, PhaseResult], dict[str, Any]]:
+    """One `kcsim serve` per fsync policy, all up at once, measured in alternating
+    slices; per policy the combined result and its JSON detail."""
     s = ctx.settings
-    policies = ("never", "always")
     rounds = max(2, s.rounds)
-    rates: dict[str, float] = {}
+    results: dict[str, PhaseResult] = {}
     extra: dict[str, Any] = {}
-    error: str | None = None
-    ctx.log(f"storage_commits: fsync {' and '.join(policies)} interleaved, "
-            f"{CONNECTIONS} connections x {IN_FLIGHT} in flight")
     servers = {p: _kcsim(None, "--fsync", p) for p in policies}
     committers: dict[str, _Committer] = {}
     try:
         for p, srv in servers.items():
             srv.start()
-            committers[p] = _Committer(srv)
+            committers[p] = _Committer(srv, connections, in_flight)
         for c in committers.values():
             c.run(s.warmup, timed=False)
         for r in range(rounds):
@@ -174,16 +179,33 @@ def storage_commits(ctx: RunContext) -> list[Figure]:
                     raise ServerError(f"kcsim --fsync {p} exited" + servers[p].stderr_tail())
         for p, c in committers.items():
             result, cpu = combine(c.slices)
-            rates[p] = result.rate()
+            results[p] = result
             extra[p] = per_request_extra(result, cpu)
-    except Exception as exc:
-        error = f"{type(exc).__name__}: {exc}"
-        ctx.log(f"[red]storage_commits failed:[/] {error}")
     finally:
         for c in committers.values():
             c.close()
         for srv in servers.values():
             srv.stop()
+    return results, extra
+
+
+@workload("storage_commits", "storage", order=60)
+def storage_commits(ctx: RunContext) -> list[Figure]:
+    """Acknowledged OffsetCommits/s, --fsync always beside --fsync never."""
+    if "kcsim" not in ctx.sides:
+        return []
+    policies = ("never", "always")
+    rates: dict[str, float] = {}
+    extra: dict[str, Any] = {}
+    error: str | None = None
+    ctx.log(f"storage_commits: fsync {' and '.join(policies)} interleaved, "
+            f"{CONNECTIONS} connections x {IN_FLIGHT} in flight")
+    try:
+        results, extra = _interleaved(ctx, policies, CONNECTIONS, IN_FLIGHT)
+        rates = {p: r.rate() for p, r in results.items()}
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        ctx.log(f"[red]storage_commits failed:[/] {error}")
     shape = f"{CONNECTIONS} conns x {IN_FLIGHT} in flight, {COMMIT_PARTITIONS} partitions/commit"
     figures = [
         Figure("storage_commits", f"acked commits/s, fsync never ({shape})", "req/s",
@@ -197,20 +219,63 @@ def storage_commits(ctx: RunContext) -> list[Figure]:
     return figures
 
 
+@workload("storage_commit_latency", "storage", order=60)
+def storage_commit_latency(ctx: RunContext) -> list[Figure]:
+    """Synchronous, unpipelined OffsetCommit round trip under each --fsync policy."""
+    if "kcsim" not in ctx.sides:
+        return []
+    policies = ("always", "interval", "never")
+    results: dict[str, PhaseResult] = {}
+    extra: dict[str, Any] = {}
+    error: str | None = None
+    ctx.log(f"storage_commit_latency: fsync {', '.join(policies)} interleaved, "
+            "1 connection x 1 in flight")
+    try:
+        results, extra = _interleaved(ctx, policies, connections=1, in_flight=1)
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        ctx.log(f"[red]storage_commit_latency failed:[/] {error}")
+    figures = []
+    for p in policies:
+        result = results.get(p)
+        shape = f" (1 client, 1 in flight, {COMMIT_PARTITIONS} partitions)" if p == policies[0] else ""
+        figures += [
+            Figure("storage_commit_latency", f"commitSync round trip p50, fsync {p}{shape}", "µs",
+                   result.latency_us(0.5) if result else None, None, kcsim_error=error,
+                   extra=extra.get(p) or {}),
+            Figure("storage_commit_latency", f"  p99, fsync {p}", "µs",
+                   result.latency_us(0.99) if result else None, None, kcsim_error=error),
+            Figure("storage_commit_latency", f"  commits/s, fsync {p}", "req/s",
+                   result.rate() if result else None, None, kcsim_error=error),
+        ]
+    # "interval" answers once the records are in the OS, like "never": it must cost
+    # about the same, its fsyncs running in a worker thread off the answer's path.
+    p50 = {p: r.latency_us(0.5) for p, r in results.items()}
+    ratio = (p50["interval"] / p50["never"]
+             if p50.get("interval") and p50.get("never") else None)
+    figures.append(Figure("storage_commit_latency", "p50 fsync interval / p50 fsync never", "x",
+                          ratio, None, at_most(INTERVAL_VS_NEVER_TARGET, "x"),
+                          kcsim_error=error))
+    return figures
+
+
 # -- building logs --------------------------------------------------------------------
 
 
 def build_log(data_dir: Path, partitions: int, passes: int) -> dict[str, Any]:
     """Write `partitions * passes` OffsetCommit records (each partition once per pass)
     plus the topic records, straight into `data_dir/meta` with storage.RecordLog."""
+    from kcsim.coordinator.records import OffsetCommitKey, OffsetCommitValue
+    from kcsim.server.durability import RECORD_TYPES
+    from kcsim.server.topic_records import TopicKey, TopicValue
     from kcsim.storage import Record, RecordLog
-    from kcsim.storage.records import OffsetCommitKey, OffsetCommitValue, TopicKey, TopicValue
 
     started = time.perf_counter()
     now = int(time.time() * 1000)
     per_group = TOPICS_PER_GROUP * PARTITIONS_PER_TOPIC
     topics = [f"topic-{t}" for t in range(TOPICS_PER_GROUP)]
-    with RecordLog.open(data_dir / "meta", segment_bytes=SEGMENT_BYTES) as log:
+    with RecordLog.open(data_dir / "meta", types=RECORD_TYPES,
+                        segment_bytes=SEGMENT_BYTES) as log:
         log.append([Record(TopicKey(t), TopicValue(uuid.uuid4().bytes, PARTITIONS_PER_TOPIC))
                     for t in topics], timestamp_ms=now)
         batch = []
@@ -260,7 +325,7 @@ def _serve_once(data_dir: Path) -> dict[str, float]:
 
 
 def _build_in_process(data_dir: Path) -> dict[str, float]:
-    """coordinator.app.build(config) in this process: open, replay, attach."""
+    """kcsim.server.app.build(config) in this process: open, replay, attach."""
     import gc
 
     from kcsim.server import config as config_mod
@@ -283,9 +348,11 @@ def _build_in_process(data_dir: Path) -> dict[str, float]:
 
 def _compact(data_dir: Path) -> dict[str, Any]:
     """storage.compact() of every closed segment of the log (frames validated beforehand)."""
+    from kcsim.server.durability import RECORD_TYPES
     from kcsim.storage import RecordLog, compact
 
-    with RecordLog.open(data_dir / "meta", segment_bytes=SEGMENT_BYTES) as log:
+    with RecordLog.open(data_dir / "meta", types=RECORD_TYPES,
+                        segment_bytes=SEGMENT_BYTES) as log:
         log.closed_segments()  # the first-open validation a server does at start-up
         stats = compact(log, tombstone_retention_ms=24 * 3600 * 1000)
     return {"compact_s": stats.duration_s, "records_before": stats.records_before,

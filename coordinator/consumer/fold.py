@@ -9,19 +9,21 @@ id (offsets only, or Empty) gives way, as Kafka replaces simple groups.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kcsim.storage.records import (
+from kcsim.coordinator.records import (
     ConsumerGroupCurrentMemberAssignmentKey,
     ConsumerGroupMemberKey,
     ConsumerGroupMetadataKey,
     ConsumerGroupTargetAssignmentMemberKey,
     ConsumerGroupTargetAssignmentMetadataKey,
-    Record,
 )
 
 from .model import EMPTY, ConsumerGroup, ConsumerMember, MemberState
 from .records import from_topic_partitions
+
+if TYPE_CHECKING:
+    from kcsim.storage.records import Record
 
 
 class ConsumerFold:

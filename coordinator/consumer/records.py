@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING
 
-from kcsim.storage.records import (
+from kcsim.coordinator.records import (
     ConsumerGroupCurrentMemberAssignmentKey,
     ConsumerGroupCurrentMemberAssignmentValue,
     ConsumerGroupMemberKey,
@@ -22,9 +22,9 @@ from kcsim.storage.records import (
     ConsumerGroupTargetAssignmentMemberValue,
     ConsumerGroupTargetAssignmentMetadataKey,
     ConsumerGroupTargetAssignmentMetadataValue,
-    Record,
     TopicPartitions,
 )
+from kcsim.storage.records import Record
 
 if TYPE_CHECKING:
     from .model import Assignment, ConsumerGroup, ConsumerMember

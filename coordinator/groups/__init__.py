@@ -2,10 +2,11 @@
 over records."""
 
 from .coordinator import SUPPORTED_VERSIONS, GroupCoordinator
-from .interface import GroupConfig, Outcome, RequestContext, TopicLookup
+from .interface import Caller, GroupConfig, Outcome, RequestContext, TopicLookup
 
 __all__ = [
     "SUPPORTED_VERSIONS",
+    "Caller",
     "GroupConfig",
     "GroupCoordinator",
     "Outcome",

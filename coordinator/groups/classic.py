@@ -15,7 +15,7 @@ from .state import COMPLETING_REBALANCE, DEAD, EMPTY, GroupState, can_rebalance,
 from .subscription import union_of_subscriptions
 
 if TYPE_CHECKING:
-    from kcsim.storage.records import GroupMetadataValue
+    from kcsim.coordinator.records import GroupMetadataValue
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 

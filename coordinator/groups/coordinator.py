@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from kcsim.storage.records import OffsetCommitValue, PausedTopicPartitionsKey, Record
+from kcsim.coordinator.records import OffsetCommitValue, PausedTopicPartitionsKey
 
 from ..consumer.assignors import ASSIGNORS
 from ..consumer.describe import DescribeHandler
@@ -31,6 +31,8 @@ from .rebalance import Rebalancer
 from .runtime import HEARTBEAT, JOIN, RETENTION, RETENTION_KEY, SYNC, GroupRuntime
 
 if TYPE_CHECKING:
+    from kcsim.storage.records import Record
+
     from ..consumer.model import ConsumerGroup
     from .classic import ClassicGroup
 

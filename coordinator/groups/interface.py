@@ -16,9 +16,22 @@ if TYPE_CHECKING:
     import uuid
 
 
-@dataclass(slots=True)
-class RequestContext:
+class RequestContext(Protocol):
     """Who sent a request; `token` identifies it until its response is delivered."""
+
+    @property
+    def token(self) -> object: ...
+
+    @property
+    def client_id(self) -> str: ...
+
+    @property
+    def client_host(self) -> str: ...
+
+
+@dataclass(slots=True)
+class Caller:
+    """A plain RequestContext, for callers without a server (tests, tools)."""
 
     token: object
     client_id: str

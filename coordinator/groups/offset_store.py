@@ -7,7 +7,7 @@ only what they return.
 
 from __future__ import annotations
 
-from kcsim.storage.records import OffsetCommitValue
+from kcsim.coordinator.records import OffsetCommitValue
 
 TopicOffsets = dict[int, OffsetCommitValue]
 GroupOffsets = dict[str, TopicOffsets]

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kcsim.coordinator.records import OffsetCommitKey, OffsetCommitValue
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
-from kcsim.storage.records import OffsetCommitKey, OffsetCommitValue, Record
+from kcsim.storage.records import Record
 
 from ..pause.classic import paused_by_name
 from ..pause.registry import paused_record

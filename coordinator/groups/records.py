@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kcsim.storage.records import (
+from kcsim.coordinator.records import (
     GroupMemberValue,
     GroupMetadataKey,
     GroupMetadataValue,
     OffsetCommitKey,
     OffsetCommitValue,
-    Record,
 )
+from kcsim.storage.records import Record
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -14,13 +14,13 @@ import uuid
 from sys import intern
 from typing import TYPE_CHECKING, Any
 
-from kcsim.storage.records import (
+from kcsim.coordinator.records import (
     GroupMetadataKey,
     GroupMetadataValue,
     OffsetCommitKey,
     OffsetCommitValue,
-    Record,
 )
+from kcsim.storage.records import Record
 
 from ..pause.registry import PausedRegistry
 from .classic import ClassicGroup, Member, Waiter

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import uuid
 
-from kcsim.storage.records import (
+from kcsim.coordinator.records import (
     PausedTopic,
     PausedTopicPartitionsKey,
     PausedTopicPartitionsValue,
-    Record,
 )
+from kcsim.storage.records import Record
 
 # topic id -> (topic name when paused, partitions)
 PausedSet = dict[uuid.UUID, tuple[str, frozenset[int]]]

@@ -17,6 +17,7 @@ from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 from kcsim.protocol.record_batch import BatchRejected, produced_batch
 
+from ..context import Pending
 from ..dispatch import serves
 
 ProduceResponse = response_class(0)
@@ -137,7 +138,8 @@ def fetch(broker: Any, ctx: Any, request: Any) -> Any:
     response, size, errors = _fetch_once(broker, request, by_id)
     if errors or size >= request.min_bytes or request.max_wait_ms <= 0:
         return response
-    return _long_poll(broker, request, by_id, trio.current_time() + request.max_wait_ms / 1000.0)
+    return Pending(_long_poll(broker, request, by_id,
+                              trio.current_time() + request.max_wait_ms / 1000.0))
 
 
 async def _long_poll(broker: Any, request: Any, by_id: bool, deadline: float) -> Any:

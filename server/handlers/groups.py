@@ -1,25 +1,32 @@
 """Group APIs: the wire side of the group coordinator.
 
-The coordinator is pure; this module hands it each request with the clock,
-persists the records it returns, then releases every response it produced
-(its own and those of requests that were waiting, e.g. a JoinGroup barrier).
+The coordinator is pure: it takes the request and the time and returns an
+Outcome (responses, records). The request's own answer goes out once the
+records are durable; answers of parked requests it completed (a JoinGroup
+barrier) are released at that point too. A request the change did not answer
+yet parks until a later request or the timer completes it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
 from kcsim.coordinator.groups import SUPPORTED_VERSIONS
 
-from ..context import Durable
+from ..context import Durable, Pending
 from ..dispatch import serves
 
+if TYPE_CHECKING:
+    from ..broker import Broker
+    from ..context import RequestContext
 
-def handle_group_request(broker: Any, ctx: Any, request: Any) -> Any:
-    outcome = broker.groups.handle(ctx.api_key, ctx.api_version, request, ctx, broker.clock_ms())
-    broker.wake_timer()
+
+def handle_group_request(broker: Broker, ctx: RequestContext, request: Any) -> Any:
+    groups = broker.groups
+    assert groups is not None
+    outcome = groups.handle(ctx.api_key, ctx.api_version, request, ctx, broker.now_ms)
     responses = outcome.responses
     if len(responses) == 1 and responses[0][0] is ctx:
         if not outcome.records:
@@ -29,15 +36,17 @@ def handle_group_request(broker: Any, ctx: Any, request: Any) -> Any:
     if own:
         return Durable(own[0], outcome.records, [(t, r) for t, r in responses if t is not ctx])
     ctx.waiter = trio.Event()
-    return _complete(broker, ctx, outcome)
+    return Pending(_parked(broker, ctx), outcome.records, responses,
+                   abandon=lambda: groups.cancel(ctx))
 
 
-async def _complete(broker: Any, ctx: Any, outcome: Any) -> Any:
+async def _parked(broker: Broker, ctx: RequestContext) -> Any:
+    """Wait for a parked request's answer; a connection gone meanwhile withdraws it."""
+    assert ctx.waiter is not None
     try:
-        await broker.deliver(outcome)
         await ctx.waiter.wait()
     finally:
-        if not ctx.waiter.is_set():
+        if not ctx.waiter.is_set() and broker.groups is not None:
             broker.groups.cancel(ctx)
     return ctx.response
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from kcsim.protocol.codecs import response_class
@@ -10,7 +11,7 @@ from kcsim.protocol.errors import ErrorCode
 from ..dispatch import serves
 from ..routing import coordinator_node
 from ..topics import topic_name_problem
-from .topic_admin import create_topic_now
+from .topic_admin import topic_record
 
 MetadataResponse = response_class(3)
 FindCoordinatorResponse = response_class(10)
@@ -53,6 +54,7 @@ def metadata(broker: Any, ctx: Any, request: Any) -> Any:
     ops = bool(request.include_topic_authorized_operations)
     wanted = request.topics
     records: list[Any] = []
+    created: dict[str, uuid.UUID] = {}
     out = []
     if wanted is None or (ctx.api_version == 0 and not wanted):
         out = [_describe_topic(broker, t, ops) for t in topics.by_name.values()]
@@ -79,10 +81,13 @@ def metadata(broker: Any, ctx: Any, request: Any) -> Any:
                     out.append(_Topic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                                       name=name, partitions=[]))
                     continue
-                records.append(create_topic_now(broker, name, broker.config.default_partitions))
+                if name not in created:
+                    created[name] = uuid.uuid4()
+                    records.append(topic_record(name, created[name],
+                                                broker.config.default_partitions, {}))
                 # Kafka answers the creating request with LEADER_NOT_AVAILABLE; clients retry.
                 out.append(_Topic(error_code=ErrorCode.LEADER_NOT_AVAILABLE, name=name,
-                                  topic_id=broker.topics.topic_id(name), partitions=[]))
+                                  topic_id=created[name], partitions=[]))
                 continue
             out.append(_describe_topic(broker, topic, ops))
     response = MetadataResponse(
@@ -91,14 +96,7 @@ def metadata(broker: Any, ctx: Any, request: Any) -> Any:
         cluster_authorized_operations=(
             CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else INT32_MIN),
     )
-    if records:
-        return _after(broker, records, response)
-    return response
-
-
-async def _after(broker: Any, records: list[Any], response: Any) -> Any:
-    await broker.durable(records)
-    return response
+    return broker.change(records, response)
 
 
 @serves(10)

@@ -7,9 +7,10 @@ from typing import Any
 
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
-from kcsim.storage.records import Record, TopicKey, TopicValue
+from kcsim.storage.records import Record
 
 from ..dispatch import serves
+from ..topic_records import TopicKey, TopicValue
 from ..topics import DEFAULT_TOPIC_CONFIGS, topic_name_problem
 
 CreateTopicsResponse = response_class(19)
@@ -32,21 +33,6 @@ def topic_record(name: str, topic_id: uuid.UUID, partitions: int, configs: dict[
     return Record(TopicKey(name), TopicValue(topic_id.bytes, partitions, dict(configs)))
 
 
-def create_topic_now(broker: Any, name: str, partitions: int,
-                     configs: dict[str, str] | None = None) -> Record:
-    """Create a topic in memory through the record path; returns the record to persist."""
-    record = topic_record(name, uuid.uuid4(), partitions, configs or {})
-    broker.apply(record)
-    return record
-
-
-async def _durable_then(broker: Any, records: list[Any], response: Any) -> Any:
-    await broker.durable(records)
-    return response
-
-
-def _answer(broker: Any, records: list[Any], response: Any) -> Any:
-    return _durable_then(broker, records, response) if records else response
 
 
 @serves(19)
@@ -65,20 +51,21 @@ def create_topics(broker: Any, ctx: Any, request: Any) -> Any:
             err, msg = ErrorCode.POLICY_VIOLATION, _TOO_LARGE
         partitions = _partitions(broker, t)
         configs = {c.name: c.value for c in t.configs if c.value is not None}
+        topic_id = uuid.UUID(int=0)
         if err == 0 and not request.validate_only:
-            records.append(create_topic_now(broker, name, partitions, configs))
-        topic = broker.topics.get(name) if err == 0 and not request.validate_only else None
+            topic_id = uuid.uuid4()
+            records.append(topic_record(name, topic_id, partitions, configs))
         ok = err == 0
         results.append(R.CreatableTopicResult(
             name=name,
-            topic_id=topic.topic_id if topic else uuid.UUID(int=0),
+            topic_id=topic_id,
             error_code=err, error_message=msg,
             num_partitions=partitions if ok else -1,
             replication_factor=1 if ok else -1,
             configs=[_config_entry(R.CreatableTopicConfigs, k, v, configs)
                      for k, v in sorted({**DEFAULT_TOPIC_CONFIGS, **configs}.items())] if ok else None,
         ))
-    return _answer(broker, records, R(throttle_time_ms=0, topics=results))
+    return broker.change(records, R(throttle_time_ms=0, topics=results))
 
 
 def _partitions(broker: Any, t: Any) -> int:
@@ -134,8 +121,11 @@ def delete_topics(broker: Any, ctx: Any, request: Any) -> Any:
         wanted = [(t.name, t.topic_id) for t in request.topics]
     else:
         wanted = [(name, None) for name in request.topic_names]
+    deleted: list[Any] = []
     for name, topic_id in wanted:
         topic = broker.topics.get(name) if name is not None else broker.topics.by_id.get(topic_id)
+        if topic is not None and topic in deleted:
+            topic = None  # named twice: the second finds it gone
         if topic is None:
             err = ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             results.append(R.DeletableTopicResult(
@@ -143,14 +133,15 @@ def delete_topics(broker: Any, ctx: Any, request: Any) -> Any:
                 error_message="This server does not host this topic ID." if name is None
                 else "This server does not host this topic-partition."))
             continue
-        record = Record(TopicKey(topic.name), None)
-        broker.apply(record)
-        records.append(record)
-        if broker.groups is not None:  # groups that paused its partitions forget them
-            records += broker.groups.topic_deleted(topic.topic_id).records
+        deleted.append(topic)
+        records.append(Record(TopicKey(topic.name), None))
         results.append(R.DeletableTopicResult(name=topic.name, topic_id=topic.topic_id,
                                               error_code=0, error_message=None))
-    return _answer(broker, records, R(throttle_time_ms=0, responses=results))
+    answer = broker.change(records, R(throttle_time_ms=0, responses=results))
+    if broker.groups is not None and deleted:  # groups that paused its partitions forget them
+        for topic in deleted:
+            answer.records += broker.groups.topic_deleted(topic.topic_id).records
+    return answer
 
 
 @serves(37)
@@ -167,11 +158,14 @@ def create_partitions(broker: Any, ctx: Any, request: Any) -> Any:
         return R(throttle_time_ms=0, results=[R.CreatePartitionsTopicResult(
             name=t.name, error_code=ErrorCode.POLICY_VIOLATION, error_message=_TOO_LARGE)
             for t in request.topics])
+    grown: set[str] = set()
     for t in request.topics:
         err: int
         msg: str | None
         topic = broker.topics.get(t.name)
-        if topic is None:
+        if t.name in grown:
+            err, msg = ErrorCode.INVALID_REQUEST, f"Duplicate topic {t.name} in the request."
+        elif topic is None:
             err, msg = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{t.name}' does not exist."
         elif t.count <= len(topic.partitions):
             err, msg = ErrorCode.INVALID_PARTITIONS, (
@@ -183,11 +177,10 @@ def create_partitions(broker: Any, ctx: Any, request: Any) -> Any:
         else:
             err, msg = 0, None
             if not request.validate_only:
-                record = topic_record(topic.name, topic.topic_id, t.count, topic.configs)
-                broker.apply(record)
-                records.append(record)
+                records.append(topic_record(topic.name, topic.topic_id, t.count, topic.configs))
+                grown.add(t.name)
         results.append(R.CreatePartitionsTopicResult(name=t.name, error_code=err, error_message=msg))
-    return _answer(broker, records, R(throttle_time_ms=0, results=results))
+    return broker.change(records, R(throttle_time_ms=0, results=results))
 
 
 BROKER_CONFIGS: dict[str, str] = {

@@ -6,7 +6,7 @@ import itertools
 import uuid
 from typing import Any
 
-from kcsim.coordinator.groups import GroupConfig, GroupCoordinator, RequestContext
+from kcsim.coordinator.groups import Caller, GroupConfig, GroupCoordinator
 from kcsim.protocol.codecs import codec, request_class
 
 HeartbeatRequest = request_class(68)
@@ -99,7 +99,7 @@ class Harness:
     def call(self, api_key: int, version: int, request: Any, client_id: str = "client",
              host: str = "127.0.0.1") -> Any:
         token = Token(next(self._tokens), api_key, version)
-        ctx = RequestContext(token=token, client_id=client_id, client_host=host)
+        ctx = Caller(token=token, client_id=client_id, client_host=host)
         responses = self._collect(self.gc.handle(api_key, version, request, ctx, self.now))
         mine = [r for t, r in responses if t is token]
         assert len(mine) == 1, f"request {api_key} v{version} was not answered at once"

@@ -6,7 +6,7 @@ import itertools
 import uuid
 from typing import Any
 
-from kcsim.coordinator.groups import GroupConfig, GroupCoordinator, RequestContext
+from kcsim.coordinator.groups import Caller, GroupConfig, GroupCoordinator
 from kcsim.protocol.codecs import codec, data_codec, request_class
 from kcsim.protocol.consumer_protocol import encode_assignment, encode_subscription
 
@@ -115,7 +115,7 @@ class Harness:
         host: str = "127.0.0.1",
     ) -> Token:
         token = Token(next(self._tokens), api_key, version)
-        ctx = RequestContext(token=token, client_id=client_id, client_host=host)
+        ctx = Caller(token=token, client_id=client_id, client_host=host)
         self._collect(self.gc.handle(api_key, version, request, ctx, self.now))
         return token
 

@@ -141,7 +141,7 @@ def test_a_running_classic_group_is_not_a_consumer_group() -> None:
 
 def _joining_classic_group(h: Harness, group: str) -> None:
     """A classic member in the middle of joining (its JoinGroup parks for the rebalance)."""
-    from kcsim.coordinator.groups import RequestContext
+    from kcsim.coordinator.groups import Caller
 
     from .consumer_harness import Token
 
@@ -151,7 +151,7 @@ def _joining_classic_group(h: Harness, group: str) -> None:
         group_id=group, session_timeout_ms=10_000, rebalance_timeout_ms=10_000,
         member_id=first.member_id, group_instance_id=None, protocol_type="consumer",
         protocols=[cls.JoinGroupRequestProtocol(name="range", metadata=subscription("t"))],
-        reason=None), RequestContext(token=Token(0, 11, 9), client_id="c", client_host="h"),
+        reason=None), Caller(token=Token(0, 11, 9), client_id="c", client_host="h"),
         h.now)
     h.records.extend(outcome.records)
     assert h.gc.group_state(group) == "PreparingRebalance"

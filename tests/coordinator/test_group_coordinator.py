@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kcsim.coordinator.groups import GroupConfig, RequestContext
+from kcsim.coordinator.groups import Caller, GroupConfig
 from kcsim.protocol.errors import ErrorCode as E
 
 from .group_harness import Harness, HeartbeatRequest
@@ -61,7 +61,7 @@ def test_next_deadline_tracks_the_earliest_timer():
 
 def test_outcome_records_are_already_applied():
     h = Harness()
-    ctx = RequestContext(token=object(), client_id="c", client_host="h")
+    ctx = Caller(token=object(), client_id="c", client_host="h")
     from .group_harness import OffsetCommitRequest as C
 
     request = C(
@@ -87,7 +87,7 @@ def test_outcome_records_are_already_applied():
 
 def test_unknown_api_keys_and_versions_are_refused():
     h = Harness()
-    ctx = RequestContext(token=object(), client_id="c", client_host="h")
+    ctx = Caller(token=object(), client_id="c", client_host="h")
     with pytest.raises(ValueError, match="not served by the group coordinator"):
         h.gc.handle(10, 0, None, ctx, h.now)
     with pytest.raises(ValueError, match="outside 0-4"):

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from kcsim.coordinator.groups import GroupConfig
+from kcsim.coordinator.records import GroupMetadataKey
 from kcsim.protocol.errors import ErrorCode as E
-from kcsim.storage.records import GroupMetadataKey
 
 from .group_harness import Harness, subscription
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import uuid
 
 from kcsim.coordinator.groups import GroupConfig
+from kcsim.coordinator.records import GroupMetadataKey, OffsetCommitKey
 from kcsim.protocol.errors import ErrorCode as E
-from kcsim.storage.records import GroupMetadataKey, OffsetCommitKey
 
 from .group_harness import Harness, OffsetCommitRequest, OffsetFetchRequest, SyncGroupRequest
 

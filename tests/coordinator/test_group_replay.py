@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
+from msgspec import Struct
+
 from kcsim.coordinator.groups import GroupConfig, GroupCoordinator
+from kcsim.coordinator.records import COORDINATOR_RECORD_TYPES
 from kcsim.protocol.errors import ErrorCode as E
-from kcsim.storage.records import (
-    TYPE_BY_KEY,
-    Record,
-    TopicKey,
-    TopicValue,
-    decode_key,
-    decode_value,
-    encode_key,
-    encode_value,
-)
+from kcsim.storage.records import Record, RecordTypes
+from kcsim.storage.segment import decode_frames, encode_frames
 
 from .group_harness import Harness
+
+TYPES = RecordTypes(COORDINATOR_RECORD_TYPES)
 
 
 def replayed(h: Harness, config: GroupConfig | None = None) -> Harness:
     """A fresh coordinator fed every record h wrote, through the storage encoding."""
     fresh = Harness(config or h.config, topics=h.topics.partitions, now=h.now)
-    for record in h.records:
-        type_id = TYPE_BY_KEY[type(record.key)].id
-        key = decode_key(type_id, encode_key(record.key))
-        value = None if record.value is None else decode_value(type_id, encode_value(record.value))
-        fresh.gc.apply(Record(key, value))
+    frames = b"".join(frame for frame, _count in encode_frames(TYPES, h.records, 0))
+    for record in decode_frames(TYPES, frames, 0, len(frames)):
+        fresh.gc.apply(record)
     return fresh
 
 
@@ -118,9 +113,13 @@ def test_live_records_are_not_applied_twice():
     ) == snapshot
 
 
+class ForeignKey(Struct, frozen=True, array_like=True):
+    name: str
+
+
 def test_records_of_other_owners_are_ignored():
     h = Harness()
-    h.gc.apply(Record(TopicKey("t"), TopicValue(topic_id=b"\0" * 16, partitions=3)))
+    h.gc.apply(Record(ForeignKey("t"), 3))
     assert h.gc.groups() == []
 
 

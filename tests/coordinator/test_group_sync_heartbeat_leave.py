@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from kcsim.coordinator.records import GroupMetadataKey
 from kcsim.protocol.errors import ErrorCode as E
-from kcsim.storage.records import GroupMetadataKey
 
 from .group_harness import Harness, assignment, decode_assignment
 

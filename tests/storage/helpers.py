@@ -1,4 +1,4 @@
-"""Record samples, state folding and crash images shared by the storage tests."""
+"""Record types and samples, state folding and crash images shared by the storage tests."""
 
 from __future__ import annotations
 
@@ -8,64 +8,90 @@ import stat
 import threading
 from typing import TYPE_CHECKING, Any
 
-from kcsim.storage.records import (
-    ConsumerGroupCurrentMemberAssignmentKey,
-    ConsumerGroupCurrentMemberAssignmentValue,
-    ConsumerGroupMemberKey,
-    ConsumerGroupMemberValue,
-    ConsumerGroupMetadataKey,
-    ConsumerGroupMetadataValue,
-    ConsumerGroupTargetAssignmentMemberKey,
-    ConsumerGroupTargetAssignmentMemberValue,
-    ConsumerGroupTargetAssignmentMetadataKey,
-    ConsumerGroupTargetAssignmentMetadataValue,
-    GroupMemberValue,
-    GroupMetadataKey,
-    GroupMetadataValue,
-    OffsetCommitKey,
-    OffsetCommitValue,
-    PausedTopic,
-    PausedTopicPartitionsKey,
-    PausedTopicPartitionsValue,
-    Record,
-    TopicKey,
-    TopicPartitions,
-    TopicValue,
-)
+from msgspec import Struct
+
+from kcsim.storage import Record, RecordLog, RecordType, RecordTypes
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
 
-TOPIC_ID = bytes(range(16))
+
+# -- record types of the storage tests: storage as a key/value store ------------------
+
+
+class EntryKey(Struct, frozen=True, array_like=True):
+    owner: str
+    bucket: str
+    slot: int
+
+
+class EntryValue(Struct, array_like=True):
+    position: int
+    note: str | None = ""
+
+
+class Part(Struct, array_like=True):
+    name: str
+    items: list[int]
+
+
+class NameKey(Struct, frozen=True, array_like=True):
+    name: str
+
+
+class DocumentValue(Struct, array_like=True):
+    blob: bytes
+    size: int
+    labels: dict[str, str] = {}
+    parts: list[Part] = []
+    author: str | None = None
+
+
+class CounterKey(Struct, frozen=True, array_like=True):
+    """Encodes exactly like NameKey: only the type id tells the two apart."""
+
+    name: str
+
+
+class CounterValue(Struct, array_like=True):
+    count: int
+
+
+class PairKey(Struct, frozen=True, array_like=True):
+    left: str
+    right: int
+
+
+class PairValue(Struct, array_like=True):
+    pairs: list[tuple[str, bytes]]
+
+
+ENTRY = RecordType(1, "entry", EntryKey, EntryValue)
+DOCUMENT = RecordType(2, "document", NameKey, DocumentValue, version=1)
+COUNTER = RecordType(3, "counter", CounterKey, CounterValue)
+PAIR = RecordType(0xBEEF, "pair", PairKey, PairValue)  # both bytes of the type id in use
+TYPES = RecordTypes([ENTRY, DOCUMENT, COUNTER, PAIR])
+
+
+def open_record_log(path: Path | str, **options: Any) -> RecordLog:
+    """A RecordLog of the test record types."""
+    return RecordLog.open(path, types=options.pop("types", TYPES), **options)
 
 
 def one_of_each_type(n: int = 0) -> list[Record]:
-    """A record of every type (values vary with ``n``)."""
-    tps = [TopicPartitions(TOPIC_ID, [0, 1, n])]
+    """A record of every test type (values vary with ``n``)."""
     return [
-        Record(OffsetCommitKey("g", "t", n), OffsetCommitValue(n, 2, "meta", 1000 + n, -1)),
-        Record(GroupMetadataKey("g"), GroupMetadataValue(
-            "consumer", n, "range", "m-1", 1234,
-            [GroupMemberValue("m-1", None, "client", "/127.0.0.1", 30000, 10000, "consumer",
-                              [("range", b"\x00\x01sub")], b"\x00assign")])),
-        Record(TopicKey("t"), TopicValue(TOPIC_ID, 3 + n, {"cleanup.policy": "delete"})),
-        Record(PausedTopicPartitionsKey("g"), PausedTopicPartitionsValue(
-            [PausedTopic(TOPIC_ID, "t", [0, n])])),
-        Record(ConsumerGroupMetadataKey("g"), ConsumerGroupMetadataValue(n)),
-        Record(ConsumerGroupMemberKey("g", "m"), ConsumerGroupMemberValue(
-            "inst", None, "client", "/10.0.0.1", ["t"], None, "uniform", 45000)),
-        Record(ConsumerGroupTargetAssignmentMetadataKey("g"),
-               ConsumerGroupTargetAssignmentMetadataValue(n)),
-        Record(ConsumerGroupTargetAssignmentMemberKey("g", "m"),
-               ConsumerGroupTargetAssignmentMemberValue(tps)),
-        Record(ConsumerGroupCurrentMemberAssignmentKey("g", "m"),
-               ConsumerGroupCurrentMemberAssignmentValue(n, n - 1, 0, tps, [])),
+        Record(EntryKey("g", "bucket", n), EntryValue(n, "note")),
+        Record(NameKey("d"), DocumentValue(b"\x00\x01blob", n, {"k": "v"},
+                                           [Part("p", [0, 1, n])], None if n % 2 else "me")),
+        Record(CounterKey("d"), CounterValue(n)),
+        Record(PairKey("l", n), PairValue([("a", b"\x00"), ("b", bytes([n % 256]))])),
     ]
 
 
-def offset_commit(group: str, partition: int, offset: int) -> Record:
-    return Record(OffsetCommitKey(group, "topic", partition), OffsetCommitValue(offset))
+def entry(owner: str, slot: int, position: int) -> Record:
+    return Record(EntryKey(owner, "bucket", slot), EntryValue(position))
 
 
 def fold(records: Iterable[Record]) -> dict[Any, Any]:

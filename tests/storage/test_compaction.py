@@ -14,44 +14,46 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kcsim.storage import RecordLog, compact
+from kcsim.storage import Record, compact
 from kcsim.storage.manifest import MANIFEST_NAME, TMP_SUFFIX
-from kcsim.storage.records import (
-    ConsumerGroupMetadataKey,
-    ConsumerGroupMetadataValue,
-    GroupMetadataKey,
-    GroupMetadataValue,
-    OffsetCommitKey,
-    OffsetCommitValue,
-    Record,
-    TopicKey,
-    TopicValue,
-)
 from kcsim.storage.segment import SEGMENT_HEADER_SIZE
 
-from .helpers import dir_size, fold, offset_commit
+from .helpers import (
+    CounterKey,
+    CounterValue,
+    DocumentValue,
+    EntryKey,
+    EntryValue,
+    NameKey,
+    PairKey,
+    PairValue,
+    dir_size,
+    entry,
+    fold,
+    open_record_log,
+)
 
-# GroupMetadataKey("g") and ConsumerGroupMetadataKey("g") encode to the same
-# bytes: compaction must tell keys apart by type id too.
-KEYS = [OffsetCommitKey("g", "t", p) for p in range(3)] + [
-    GroupMetadataKey("g"), ConsumerGroupMetadataKey("g"), TopicKey("t")]
+# NameKey("g") and CounterKey("g") encode to the same bytes: compaction must
+# tell keys apart by type id too.
+KEYS = [EntryKey("g", "bucket", p) for p in range(3)] + [
+    NameKey("g"), CounterKey("g"), PairKey("t", 1)]
 
 
 BATCH = 8  # the most records one append of the property test writes
 
 
 def value_for(key, n: int):
-    if isinstance(key, OffsetCommitKey):
-        return OffsetCommitValue(n, metadata="m" * (n % 40))
-    if isinstance(key, GroupMetadataKey):
-        return GroupMetadataValue("consumer", n, None, None, n)
-    if isinstance(key, ConsumerGroupMetadataKey):
-        return ConsumerGroupMetadataValue(n)
-    return TopicValue(b"\x01" * 16, n)
+    if isinstance(key, EntryKey):
+        return EntryValue(n, note="m" * (n % 40))
+    if isinstance(key, NameKey):
+        return DocumentValue(b"\x01" * 16, n)
+    if isinstance(key, CounterKey):
+        return CounterValue(n)
+    return PairValue([("v", n.to_bytes(2, "little"))])
 
 
 def replay_dir(path: Path, segment_bytes: int = 300) -> list[Record]:
-    with RecordLog.open(path, segment_bytes=segment_bytes) as log:
+    with open_record_log(path, segment_bytes=segment_bytes) as log:
         return list(log.replay())
 
 
@@ -78,7 +80,7 @@ operations = st.lists(
 def test_compaction_preserves_the_replayed_state(ops, retention_ms, segment_bytes):
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp)
-        log = RecordLog.open(path, segment_bytes=segment_bytes)
+        log = open_record_log(path, segment_bytes=segment_bytes)
         history: list[Record] = []
         tombstone_written: dict = {}
         now = 1_000_000
@@ -106,7 +108,7 @@ def test_compaction_preserves_the_replayed_state(ops, retention_ms, segment_byte
                 assert fold(log.replay()) == fold(history)
             else:
                 log.close()
-                log = RecordLog.open(path, segment_bytes=segment_bytes)
+                log = open_record_log(path, segment_bytes=segment_bytes)
                 assert fold(log.replay()) == fold(history)
         compact(log, tombstone_retention_ms=retention_ms, now_ms=now)
         log.sync()
@@ -128,22 +130,22 @@ def test_compaction_preserves_the_replayed_state(ops, retention_ms, segment_byte
 
 def test_type_id_is_part_of_the_key(tmp_path):
     records = [
-        Record(GroupMetadataKey("g"), GroupMetadataValue("consumer", 1, None, None, 0)),
-        Record(ConsumerGroupMetadataKey("g"), ConsumerGroupMetadataValue(7)),
+        Record(NameKey("g"), DocumentValue(b"", 1)),
+        Record(CounterKey("g"), CounterValue(7)),
     ]
-    with RecordLog.open(tmp_path, segment_bytes=100) as log:
-        for r in records + [offset_commit("g", 0, 1)] * 5:
+    with open_record_log(tmp_path, segment_bytes=100) as log:
+        for r in records + [entry("g", 0, 1)] * 5:
             log.append([r])
         compact(log, tombstone_retention_ms=0)
-        assert fold(log.replay()) == fold(records + [offset_commit("g", 0, 1)])
+        assert fold(log.replay()) == fold(records + [entry("g", 0, 1)])
 
 
 def test_expired_tombstones_go_with_the_records_they_deleted(tmp_path):
-    key = OffsetCommitKey("g", "t", 0)
-    with RecordLog.open(tmp_path, segment_bytes=100) as log:
-        log.append([Record(key, OffsetCommitValue(1))], timestamp_ms=0)
+    key = EntryKey("g", "bucket", 0)
+    with open_record_log(tmp_path, segment_bytes=100) as log:
+        log.append([Record(key, EntryValue(1))], timestamp_ms=0)
         log.append([Record(key, None)], timestamp_ms=10)
-        log.append([offset_commit("filler", i, i) for i in range(5)], timestamp_ms=20)
+        log.append([entry("filler", i, i) for i in range(5)], timestamp_ms=20)
         stats = compact(log, tombstone_retention_ms=100, now_ms=50)
         assert Record(key, None) in list(log.replay())  # young tombstone kept
         assert stats.tombstones_dropped == 0
@@ -153,10 +155,10 @@ def test_expired_tombstones_go_with_the_records_they_deleted(tmp_path):
 
 
 def test_nothing_to_do_changes_no_file(tmp_path):
-    with RecordLog.open(tmp_path, segment_bytes=200) as log:
+    with open_record_log(tmp_path, segment_bytes=200) as log:
         assert compact(log, tombstone_retention_ms=0).skipped  # no closed segment
         for i in range(20):
-            log.append([offset_commit("g", i % 5, i)])
+            log.append([entry("g", i % 5, i)])
         first = compact(log, tombstone_retention_ms=0)
         assert not first.skipped
         files = {p.name: p.stat().st_ino for p in tmp_path.iterdir()}
@@ -168,10 +170,10 @@ def test_log_size_stays_bounded_under_steady_overwrites(tmp_path):
     segment_bytes = 4096
     keys = 50
     history = []
-    with RecordLog.open(tmp_path, segment_bytes=segment_bytes) as log:
+    with open_record_log(tmp_path, segment_bytes=segment_bytes) as log:
         live_bytes = None
         for round_ in range(40):
-            batch = [offset_commit("group", i % keys, round_ * 1000 + i) for i in range(500)]
+            batch = [entry("group", i % keys, round_ * 1000 + i) for i in range(500)]
             for i in range(0, len(batch), 10):  # commits of 10 partitions: batch frames
                 log.append(batch[i:i + 10])
             history += batch
@@ -185,8 +187,8 @@ def test_log_size_stays_bounded_under_steady_overwrites(tmp_path):
 
 def test_appends_during_compaction_are_kept(tmp_path):
     """The active segment is untouched, so a roll racing the swap loses nothing."""
-    with RecordLog.open(tmp_path, segment_bytes=300) as log:
-        history = [offset_commit("g", i % 3, i) for i in range(60)]
+    with open_record_log(tmp_path, segment_bytes=300) as log:
+        history = [entry("g", i % 3, i) for i in range(60)]
         for record in history:
             log.append([record])
         inputs = log.closed_segments()
@@ -194,7 +196,7 @@ def test_appends_during_compaction_are_kept(tmp_path):
         original = compaction._swap
 
         def swap_with_appends(record_log, ins, outs):
-            more = [offset_commit("g", i % 3, 1000 + i) for i in range(30)]
+            more = [entry("g", i % 3, 1000 + i) for i in range(30)]
             for record in more:
                 record_log.append([record])  # rolls new segments while compaction runs
             history.extend(more)
@@ -213,14 +215,14 @@ def test_appends_during_compaction_are_kept(tmp_path):
 def test_appends_syncs_and_compactions_from_several_threads(tmp_path):
     switch_interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)  # interleave the threads as much as possible
-    log = RecordLog.open(tmp_path, segment_bytes=400)
+    log = open_record_log(tmp_path, segment_bytes=400)
     stop = threading.Event()
 
     def repeat(action) -> None:
         while not stop.is_set():
             action()
 
-    history = [offset_commit("g", i % 9, i) for i in range(3000)]
+    history = [entry("g", i % 9, i) for i in range(3000)]
     with ThreadPoolExecutor(2) as pool:
         workers = [pool.submit(repeat, log.sync),
                    pool.submit(repeat, lambda: compact(log, tombstone_retention_ms=0))]
@@ -249,9 +251,9 @@ FILE_STEPS = ("replace", "rename", "unlink", "fsync")
 
 def build_history(path: Path) -> list[Record]:
     records = []
-    with RecordLog.open(path, segment_bytes=300) as log:
+    with open_record_log(path, segment_bytes=300) as log:
         for i in range(200):
-            record = offset_commit("g", i % 23, i)
+            record = entry("g", i % 23, i)
             if i % 11 == 0:
                 record = Record(record.key, None)
             records.append(record)
@@ -282,7 +284,7 @@ def test_a_crash_at_any_step_of_compaction_loses_nothing(tmp_path, monkeypatch, 
     history = build_history(origin)
     before = replay_dir(copy(origin, tmp_path / "before"))
     completed = copy(origin, tmp_path / "completed")
-    with RecordLog.open(completed, segment_bytes=300) as log:
+    with open_record_log(completed, segment_bytes=300) as log:
         list(log.replay())
         compact(log, tombstone_retention_ms=retention_ms, now_ms=200)
     after = replay_dir(completed)
@@ -292,7 +294,7 @@ def test_a_crash_at_any_step_of_compaction_loses_nothing(tmp_path, monkeypatch, 
     outcomes = set()
     for n in range(1, 200):
         work = copy(origin, tmp_path / f"crash-{n}")
-        log = RecordLog.open(work, segment_bytes=300)
+        log = open_record_log(work, segment_bytes=300)
         list(log.replay())
         calls = crash_on_step(monkeypatch, n)
         try:
@@ -310,12 +312,12 @@ def test_a_crash_at_any_step_of_compaction_loses_nothing(tmp_path, monkeypatch, 
         assert not [p for p in work.iterdir()
                     if p.name.endswith(TMP_SUFFIX) or p.name == MANIFEST_NAME]
         # and the recovered log compacts and appends normally
-        with RecordLog.open(work, segment_bytes=300) as again:
+        with open_record_log(work, segment_bytes=300) as again:
             list(again.replay())
             compact(again, tombstone_retention_ms=retention_ms, now_ms=200)
-            again.append([offset_commit("late", 0, 1)])
+            again.append([entry("late", 0, 1)])
             again.sync()
-        assert fold(replay_dir(work)) == fold(history + [offset_commit("late", 0, 1)])
+        assert fold(replay_dir(work)) == fold(history + [entry("late", 0, 1)])
         if not crashed:
             break
     else:
@@ -326,7 +328,7 @@ def test_a_crash_at_any_step_of_compaction_loses_nothing(tmp_path, monkeypatch, 
 
 def test_read_only_open_sees_a_committed_compaction_before_its_roll_forward(tmp_path, monkeypatch):
     history = build_history(tmp_path)
-    log = RecordLog.open(tmp_path, segment_bytes=300)
+    log = open_record_log(tmp_path, segment_bytes=300)
     list(log.replay())
     from kcsim.storage import manifest
 
@@ -341,7 +343,7 @@ def test_read_only_open_sees_a_committed_compaction_before_its_roll_forward(tmp_
     monkeypatch.undo()
     log.close()
     assert (tmp_path / MANIFEST_NAME).exists()
-    with RecordLog.open(tmp_path, read_only=True) as ro:
+    with open_record_log(tmp_path, read_only=True) as ro:
         assert fold(ro.replay()) == fold(history)
     assert (tmp_path / MANIFEST_NAME).exists()  # read-only changed nothing
     assert fold(replay_dir(tmp_path)) == fold(history)
@@ -354,11 +356,11 @@ def copy(source: Path, target: Path) -> Path:
 
 
 def test_compaction_keeps_the_newest_record_of_each_key_across_batch_frames(tmp_path):
-    gone = OffsetCommitKey("g", "topic", 3)
-    history = [offset_commit("g", p, 1) for p in range(4)]
-    newer = [offset_commit("g", p, 2) for p in range(2)] + [Record(gone, None)]
-    fillers = [offset_commit("filler", i % 2, i) for i in range(20)]
-    with RecordLog.open(tmp_path, segment_bytes=300) as log:
+    gone = EntryKey("g", "bucket", 3)
+    history = [entry("g", p, 1) for p in range(4)]
+    newer = [entry("g", p, 2) for p in range(2)] + [Record(gone, None)]
+    fillers = [entry("filler", i % 2, i) for i in range(20)]
+    with open_record_log(tmp_path, segment_bytes=300) as log:
         log.append(history, timestamp_ms=0)  # batch frames...
         log.append(newer, timestamp_ms=10)
         for record in fillers:  # ...then plain frames, rolling segments behind them

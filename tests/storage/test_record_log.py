@@ -9,9 +9,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 from crc32c import crc32c
+from msgspec.structs import replace
 
-from kcsim.storage import CorruptLogError, RecordLog, StorageError, UnsupportedRecordError
-from kcsim.storage.records import OffsetCommitKey, OffsetCommitValue, Record, TopicValue
+from kcsim.storage import (
+    CorruptLogError,
+    Record,
+    RecordTypes,
+    StorageError,
+    UnsupportedRecordError,
+)
 from kcsim.storage.segment import (
     FRAME,
     MAX_BATCH_RECORDS,
@@ -22,7 +28,20 @@ from kcsim.storage.segment import (
     segment_name,
 )
 
-from .helpers import fold, offset_commit, one_of_each_type
+from .helpers import (
+    COUNTER,
+    DOCUMENT,
+    ENTRY,
+    PAIR,
+    TYPES,
+    CounterValue,
+    EntryKey,
+    EntryValue,
+    entry,
+    fold,
+    one_of_each_type,
+    open_record_log,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -32,7 +51,7 @@ def write_log(path: Path, records: list[Record], *, segment_bytes: int = 1 << 20
               batch: int = 1) -> list[Path]:
     """Append ``records`` in appends of ``batch`` (1: a plain frame per record), sync,
     close; returns the segment files."""
-    with RecordLog.open(path, segment_bytes=segment_bytes) as log:
+    with open_record_log(path, segment_bytes=segment_bytes) as log:
         for i in range(0, len(records), batch):
             log.append(records[i:i + batch])
         log.sync()
@@ -44,12 +63,12 @@ def segment_files(path: Path) -> list[Path]:
 
 
 def replay(path: Path, **options) -> list[Record]:
-    with RecordLog.open(path, **options) as log:
+    with open_record_log(path, **options) as log:
         return list(log.replay())
 
 
 def commits(n: int, start: int = 0) -> list[Record]:
-    return [offset_commit("group", i % 7, start + i) for i in range(n)]
+    return [entry("group", i % 7, start + i) for i in range(n)]
 
 
 def frame_starts(path: Path) -> list[int]:
@@ -86,7 +105,7 @@ def test_new_log_is_empty_and_created(tmp_path):
 def test_appends_after_reopen_follow_earlier_records(tmp_path):
     first, second = commits(30), commits(30, start=100)
     write_log(tmp_path, first)
-    with RecordLog.open(tmp_path) as log:
+    with open_record_log(tmp_path) as log:
         assert list(log.replay()) == first
         log.append(second)
         log.sync()
@@ -95,7 +114,7 @@ def test_appends_after_reopen_follow_earlier_records(tmp_path):
 
 def test_append_without_replay_validates_first(tmp_path):
     write_log(tmp_path, commits(5))
-    with RecordLog.open(tmp_path) as log:
+    with open_record_log(tmp_path) as log:
         log.append(commits(5, start=50))
     assert replay(tmp_path) == commits(5) + commits(5, start=50)
 
@@ -116,7 +135,7 @@ def test_segments_roll_at_the_configured_size_with_padded_base_names(tmp_path):
 
 
 def test_a_frame_bigger_than_a_segment_gets_a_segment_of_its_own(tmp_path):
-    big = Record(OffsetCommitKey("g", "t", 0), OffsetCommitValue(1, metadata="x" * 5000))
+    big = Record(EntryKey("g", "bucket", 0), EntryValue(1, note="x" * 5000))
     records = commits(3) + [big] + commits(3)
     write_log(tmp_path, records, segment_bytes=500, batch=100)
     assert replay(tmp_path) == records
@@ -125,13 +144,13 @@ def test_a_frame_bigger_than_a_segment_gets_a_segment_of_its_own(tmp_path):
 def test_one_append_writes_a_batch_frame_per_run_of_one_record_type(tmp_path):
     tombstones = [Record(r.key, None) for r in commits(2, start=50)]
     records = commits(4) + tombstones + one_of_each_type(1)[1:3] + commits(3, start=10)
-    with RecordLog.open(tmp_path) as log:
+    with open_record_log(tmp_path) as log:
         log.append(records)
         log.sync()
     [path] = segment_files(tmp_path)
-    # commits and their tombstones, group metadata, topic, commits
+    # entries and their tombstones, a document, a counter, entries
     assert len(frame_starts(path)) == 4
-    with RecordLog.open(tmp_path) as log:
+    with open_record_log(tmp_path) as log:
         assert list(log.replay()) == records
         assert log.segments[-1].end == len(records)  # positions count records, not frames
 
@@ -146,7 +165,7 @@ def test_a_run_longer_than_a_batch_is_split(tmp_path):
 @pytest.mark.parametrize("cut", [1, 26, 60])
 def test_a_torn_batch_frame_loses_the_whole_batch_and_nothing_before(tmp_path, caplog, cut):
     first, second = commits(5), commits(5, start=5)
-    with RecordLog.open(tmp_path) as log:
+    with open_record_log(tmp_path) as log:
         log.append(first)
         log.append(second)
         log.sync()
@@ -155,7 +174,7 @@ def test_a_torn_batch_frame_loses_the_whole_batch_and_nothing_before(tmp_path, c
     with caplog.at_level(logging.WARNING):
         assert replay(tmp_path) == first
     assert "torn tail" in caplog.text
-    with RecordLog.open(tmp_path) as log:
+    with open_record_log(tmp_path) as log:
         list(log.replay())
         assert log.segments[-1].end == len(first)
         log.append(commits(2, start=99))
@@ -165,7 +184,7 @@ def test_a_torn_batch_frame_loses_the_whole_batch_and_nothing_before(tmp_path, c
 
 @pytest.mark.parametrize("damage", ["pair array", "record count"])
 def test_a_batch_frame_that_does_not_decode_is_located(tmp_path, damage):
-    frame = bytearray(encode_frames(commits(3), 0)[0][0])
+    frame = bytearray(encode_frames(TYPES, commits(3), 0)[0][0])
     if damage == "pair array":
         frame[FRAME.size] = 0x91  # claims one pair, three follow
     else:
@@ -181,7 +200,7 @@ def test_a_batch_frame_that_does_not_decode_is_located(tmp_path, damage):
 
 
 def test_frames_carry_the_write_timestamp(tmp_path):
-    with RecordLog.open(tmp_path) as log:
+    with open_record_log(tmp_path) as log:
         log.append(commits(1), timestamp_ms=1_234_567)
         log.append(commits(3), timestamp_ms=1_234_568)  # one batch frame
         log.sync()
@@ -191,21 +210,20 @@ def test_frames_carry_the_write_timestamp(tmp_path):
 
 
 def test_records_of_the_wrong_shape_are_refused_before_anything_is_written(tmp_path):
-    with RecordLog.open(tmp_path) as log:
+    with open_record_log(tmp_path) as log:
         with pytest.raises(TypeError):
-            log.append([offset_commit("g", 0, 1), Record(OffsetCommitKey("g", "t", 0),
-                                                         TopicValue(b"", 1))])
+            log.append([entry("g", 0, 1), Record(EntryKey("g", "bucket", 0), CounterValue(1))])
         with pytest.raises(TypeError):
             log.append([Record("not a key", None)])
     assert replay(tmp_path) == []
 
 
 def test_closed_and_read_only_logs_refuse_writes(tmp_path):
-    log = RecordLog.open(tmp_path)
+    log = open_record_log(tmp_path)
     log.close()
     with pytest.raises(StorageError):
         log.append(commits(1))
-    with RecordLog.open(tmp_path, read_only=True) as ro, pytest.raises(StorageError):
+    with open_record_log(tmp_path, read_only=True) as ro, pytest.raises(StorageError):
         ro.append(commits(1))
 
 
@@ -222,7 +240,7 @@ def test_a_partial_last_frame_is_truncated_with_a_warning(tmp_path, caplog, cut)
         assert replay(tmp_path) == records[:-1]
     assert "torn tail" in caplog.text and str(path) in caplog.text
     assert path.stat().st_size == last
-    with RecordLog.open(tmp_path) as log:  # appends go right after the cut
+    with open_record_log(tmp_path) as log:  # appends go right after the cut
         list(log.replay())
         log.append(commits(1, start=99))
         log.sync()
@@ -255,7 +273,7 @@ def test_torn_header_of_a_fresh_last_segment_is_rewritten(tmp_path):
     os.truncate(last, 0)  # a crash right after the roll created the file
     kept = replay(tmp_path)
     assert kept == records[: len(kept)] and len(kept) < len(records)
-    with RecordLog.open(tmp_path) as log:
+    with open_record_log(tmp_path) as log:
         list(log.replay())
         log.append(commits(1, start=500))
         log.sync()
@@ -323,7 +341,7 @@ def test_repair_cuts_the_log_at_the_corruption(tmp_path, caplog):
     assert not any(p.exists() for p in files[4:])
     assert files[3].stat().st_size == SEGMENT_HEADER_SIZE  # a fresh active segment
     # the repaired log is clean and writable
-    with RecordLog.open(tmp_path) as log:
+    with open_record_log(tmp_path) as log:
         assert list(log.replay()) == kept
         log.append(commits(3, start=1000))
         log.sync()
@@ -379,7 +397,7 @@ def test_a_damaged_segment_header_is_corruption(tmp_path):
 
 def test_records_from_a_newer_kcsim_are_refused_not_cut(tmp_path):
     [path] = write_log(tmp_path, commits(3))
-    frame = bytearray(encode_frames(commits(1), 0)[0][0])
+    frame = bytearray(encode_frames(TYPES, commits(1), 0)[0][0])
     struct.pack_into("<H", frame, FRAME.size - 2, 999)  # unknown type id
     from crc32c import crc32c
     struct.pack_into("<I", frame, 4, crc32c(bytes(frame[8:])))
@@ -393,8 +411,34 @@ def test_records_from_a_newer_kcsim_are_refused_not_cut(tmp_path):
     assert path.stat().st_size == size
 
 
+def test_a_type_the_log_was_not_opened_with_is_refused_not_cut(tmp_path):
+    [path] = write_log(tmp_path, one_of_each_type(1))
+    size = path.stat().st_size
+    without_pairs = RecordTypes([ENTRY, DOCUMENT, COUNTER])
+    with pytest.raises(UnsupportedRecordError, match=f"unknown record type {PAIR.id}"):
+        replay(tmp_path, types=without_pairs)
+    assert path.stat().st_size == size
+    assert replay(tmp_path) == one_of_each_type(1)
+
+
+def test_a_value_version_newer_than_declared_is_refused(tmp_path):
+    write_log(tmp_path, one_of_each_type(1))
+    older = RecordTypes([ENTRY, replace(DOCUMENT, version=0), COUNTER, PAIR])
+    with pytest.raises(UnsupportedRecordError,
+                       match=f"record type {DOCUMENT.id} version 1 is newer"):
+        replay(tmp_path, types=older)
+
+
+def test_values_of_an_older_version_still_replay(tmp_path):
+    older = RecordTypes([ENTRY, replace(DOCUMENT, version=0), COUNTER, PAIR])
+    with open_record_log(tmp_path, types=older) as log:
+        log.append(one_of_each_type(1))
+        log.sync()
+    assert replay(tmp_path) == one_of_each_type(1)
+
+
 def test_replay_folds_to_the_same_state_after_reopen(tmp_path):
-    records = [offset_commit("g", i % 5, i) for i in range(50)]
+    records = [entry("g", i % 5, i) for i in range(50)]
     records += [Record(records[0].key, None)]
     write_log(tmp_path, records, segment_bytes=700)
     assert fold(replay(tmp_path)) == fold(records)

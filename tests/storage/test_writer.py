@@ -18,17 +18,17 @@ from kcsim.storage import (
     StorageFailedError,
 )
 
-from .helpers import DurabilityTracker, fold, offset_commit
+from .helpers import DurabilityTracker, entry, fold, open_record_log
 
 
 def open_log(path, **options) -> RecordLog:
-    log = RecordLog.open(path, **options)
+    log = open_record_log(path, **options)
     list(log.replay())
     return log
 
 
 def replay(path) -> list:
-    with RecordLog.open(path) as log:
+    with open_record_log(path) as log:
         return list(log.replay())
 
 
@@ -55,7 +55,7 @@ async def test_concurrent_commits_share_fsyncs_and_are_durable_on_return(tmp_pat
     async def committer(task: int) -> None:
         nonlocal images
         for round_ in range(5):
-            records = [offset_commit(f"g{task}", p, round_) for p in range(2)]
+            records = [entry(f"g{task}", p, round_) for p in range(2)]
             await writer.commit(records)
             images += 1
             image = tracker.crash_image(log_dir, tmp_path / f"crash-{images}")
@@ -76,7 +76,7 @@ async def test_concurrent_commits_share_fsyncs_and_are_durable_on_return(tmp_pat
     assert tracker.file_fsyncs - fsyncs_before < commits / 4
     log.close()
     assert fold(replay(log_dir)) == {
-        offset_commit(f"g{t}", p, 4).key: offset_commit(f"g{t}", p, 4).value
+        entry(f"g{t}", p, 4).key: entry(f"g{t}", p, 4).value
         for t in range(40) for p in range(2)
     }
 
@@ -88,7 +88,7 @@ async def test_a_burst_of_commits_is_one_flush(tmp_path, tracker):
         await nursery.start(writer.run)
         async with trio.open_nursery() as committers:
             for i in range(100):
-                committers.start_soon(writer.commit, [offset_commit("g", i, i)])
+                committers.start_soon(writer.commit, [entry("g", i, i)])
         await writer.aclose()
     assert writer.stats.flushes <= 2
     log.close()
@@ -102,7 +102,7 @@ async def test_write_error_fails_pending_and_later_commits(tmp_path, monkeypatch
 
     async def doomed(i: int) -> None:
         with pytest.raises(StorageFailedError) as err:
-            await writer.commit([offset_commit("g", i, i)])
+            await writer.commit([entry("g", i, i)])
         failures.append(err.value)
 
     def disk_full(fd, data):
@@ -112,7 +112,7 @@ async def test_write_error_fails_pending_and_later_commits(tmp_path, monkeypatch
     with caplog.at_level(logging.ERROR):
         async with trio.open_nursery() as nursery:
             await nursery.start(writer.run)
-            await writer.commit([offset_commit("g", 0, 1)])
+            await writer.commit([entry("g", 0, 1)])
             monkeypatch.setattr(kcsim.storage.log, "write_all", disk_full)
             for i in range(5):
                 nursery.start_soon(doomed, i)
@@ -121,12 +121,12 @@ async def test_write_error_fails_pending_and_later_commits(tmp_path, monkeypatch
     assert isinstance(writer.failure, OSError) and writer.failure.errno == errno.ENOSPC
     assert "storage failed" in caplog.text
     with pytest.raises(StorageFailedError):
-        await writer.commit([offset_commit("g", 9, 9)])
+        await writer.commit([entry("g", 9, 9)])
     with pytest.raises(StorageFailedError):
-        writer.commit_now([offset_commit("g", 9, 9)])
+        writer.commit_now([entry("g", 9, 9)])
     log.close()
     monkeypatch.undo()
-    assert replay(tmp_path) == [offset_commit("g", 0, 1)]  # no partial frame left behind
+    assert replay(tmp_path) == [entry("g", 0, 1)]  # no partial frame left behind
 
 
 async def test_fsync_error_fails_the_writer(tmp_path, monkeypatch):
@@ -140,10 +140,10 @@ async def test_fsync_error_fails_the_writer(tmp_path, monkeypatch):
         await nursery.start(writer.run)
         monkeypatch.setattr(os, "fsync", broken_fsync)
         with pytest.raises(StorageFailedError, match="Input/output error"):
-            await writer.commit([offset_commit("g", 0, 1)])
+            await writer.commit([entry("g", 0, 1)])
     monkeypatch.undo()
     with pytest.raises(StorageFailedError):
-        await writer.commit([offset_commit("g", 0, 2)])
+        await writer.commit([entry("g", 0, 2)])
     log.close()
 
 
@@ -154,7 +154,7 @@ async def test_interval_policy_releases_at_once_and_fsyncs_periodically(tmp_path
         await nursery.start(writer.run)
         syncs_before = writer.stats.syncs
         for i in range(200):
-            await writer.commit([offset_commit("g", i % 4, i)])
+            await writer.commit([entry("g", i % 4, i)])
         assert writer.stats.syncs == syncs_before  # nobody waited for an fsync
         await trio.sleep(0.2)
         assert writer.stats.syncs >= 1
@@ -167,6 +167,27 @@ async def test_interval_policy_releases_at_once_and_fsyncs_periodically(tmp_path
     log.close()
 
 
+@pytest.mark.parametrize("policy", ["interval", "never"])
+async def test_commit_returns_once_the_records_are_in_the_os(tmp_path, tracker, policy):
+    """What a server acknowledges after commit() survives the process dying, fsync or not."""
+    log = open_log(tmp_path)
+    writer = GroupCommitWriter(log, policy, interval_ms=60_000)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        fsyncs = tracker.file_fsyncs
+        await writer.commit([entry("g", 0, 42)])
+        with open_record_log(tmp_path, read_only=True) as reader:  # another reader: via the OS
+            assert list(reader.replay()) == [entry("g", 0, 42)]
+        assert tracker.file_fsyncs == fsyncs and writer.stats.syncs == 0
+        await writer.aclose()
+    log.close()
+
+
+def test_interval_must_be_positive(tmp_path):
+    with open_log(tmp_path) as log, pytest.raises(ValueError, match="interval_ms"):
+        GroupCommitWriter(log, "interval", interval_ms=0)
+
+
 async def test_never_policy_does_not_fsync(tmp_path, tracker):
     log = open_log(tmp_path)
     writer = GroupCommitWriter(log, "never")
@@ -174,7 +195,7 @@ async def test_never_policy_does_not_fsync(tmp_path, tracker):
         await nursery.start(writer.run)
         before = tracker.file_fsyncs
         for i in range(50):
-            await writer.commit([offset_commit("g", i, i)])
+            await writer.commit([entry("g", i, i)])
         await writer.aclose()
     assert tracker.file_fsyncs == before and writer.stats.syncs == 0
     log.close()
@@ -185,7 +206,7 @@ def test_commit_now_without_trio(tmp_path, tracker):
     log = open_log(tmp_path)
     writer = GroupCommitWriter(log, "always")
     for i in range(5):
-        writer.commit_now([offset_commit("g", i, i)])
+        writer.commit_now([entry("g", i, i)])
     assert writer.stats.syncs == 5
     image = tracker.crash_image(tmp_path, tmp_path.parent / (tmp_path.name + "-crash"))
     assert len(replay(image)) == 5
@@ -197,10 +218,10 @@ async def test_after_aclose_commits_are_refused(tmp_path):
     writer = GroupCommitWriter(log)
     async with trio.open_nursery() as nursery:
         await nursery.start(writer.run)
-        await writer.commit([offset_commit("g", 0, 0)])
+        await writer.commit([entry("g", 0, 0)])
         await writer.aclose()
     with pytest.raises(StorageClosedError):
-        await writer.commit([offset_commit("g", 0, 1)])
+        await writer.commit([entry("g", 0, 1)])
     log.close()
 
 
@@ -212,7 +233,7 @@ async def test_cancelled_writer_releases_waiting_committers(tmp_path):
             await writer_nursery.start(writer.run)
             writer_nursery.cancel_scope.cancel()
         with pytest.raises(StorageClosedError):
-            await writer.commit([offset_commit("g", 0, 1)])
+            await writer.commit([entry("g", 0, 1)])
         outer.cancel_scope.cancel()
     log.close()
 
@@ -225,13 +246,13 @@ async def test_compact_now_runs_between_flushes(tmp_path):
         for burst in range(60):
             async with trio.open_nursery() as committers:
                 for p in range(5):
-                    committers.start_soon(writer.commit, [offset_commit("g", p, burst)])
+                    committers.start_soon(writer.commit, [entry("g", p, burst)])
         stats = await writer.compact_now(tombstone_retention_ms=0)
         assert stats.records_after < stats.records_before
         assert stats.segments_after < stats.segments_before
         await writer.aclose()
     log.close()
-    assert fold(replay(tmp_path)) == fold(offset_commit("g", p, 59) for p in range(5))
+    assert fold(replay(tmp_path)) == fold(entry("g", p, 59) for p in range(5))
 
 
 async def test_periodic_compaction_keeps_the_log_small(tmp_path):
@@ -241,7 +262,7 @@ async def test_periodic_compaction_keeps_the_log_small(tmp_path):
     async with trio.open_nursery() as nursery:
         await nursery.start(writer.run)
         for i in range(2000):
-            await writer.commit([offset_commit("g", i % 5, i)])
+            await writer.commit([entry("g", i % 5, i)])
             if i % 100 == 0:
                 await trio.sleep(0.015)
         await trio.sleep(0.05)
@@ -249,4 +270,4 @@ async def test_periodic_compaction_keeps_the_log_small(tmp_path):
     assert writer.stats.compactions >= 3 and writer.stats.syncs >= 3
     assert log.size_bytes < 5 * 2000
     log.close()
-    assert fold(replay(tmp_path)) == fold(offset_commit("g", i % 5, i) for i in range(2000))
+    assert fold(replay(tmp_path)) == fold(entry("g", i % 5, i) for i in range(2000))

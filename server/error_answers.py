@@ -1,0 +1,137 @@
+"""Kafka-shaped answers for a request that fails as a whole, for every API kcsim serves.
+
+As Kafka's `AbstractRequest.getErrorResponse`: the error goes where the API
+and version carry one (top level, per topic, per partition, per key). The
+group APIs' answers come from the group coordinator (`error_response`); this
+module builds those of the broker's own APIs. An API with nowhere to put an
+error raises NoErrorAnswer, and the caller closes the connection instead.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kcsim.protocol.codecs import response_class
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .broker import Broker
+
+
+
+class NoErrorAnswer(Exception):
+    """The API has no field an error could be reported in."""
+
+
+def error_answer(broker: Broker, api_key: int, version: int, request: Any, error: int) -> Any:
+    """The response that reports `error` for every part of `request`."""
+    build = _BUILDERS.get(api_key)
+    if build is not None:
+        return build(version, request, error)
+    if broker.groups is not None:
+        try:
+            return broker.groups.error_response(api_key, version, request, error)
+        except ValueError:
+            pass
+    raise NoErrorAnswer(f"API key {api_key} has no error answer")
+
+
+def _produce(version: int, request: Any, error: int) -> Any:
+    R = response_class(0)
+    return R(responses=[
+        R.TopicProduceResponse(name=t.name, topic_id=t.topic_id, partition_responses=[
+            R.PartitionProduceResponse(index=p.index, error_code=error, base_offset=-1)
+            for p in t.partition_data])
+        for t in request.topic_data])
+
+
+def _fetch(version: int, request: Any, error: int) -> Any:
+    R = response_class(1)
+    return R(error_code=error, responses=[
+        R.FetchableTopicResponse(topic=t.topic, topic_id=t.topic_id, partitions=[
+            R.PartitionData(partition_index=p.partition, error_code=error, high_watermark=-1)
+            for p in t.partitions])
+        for t in request.topics])
+
+
+def _list_offsets(version: int, request: Any, error: int) -> Any:
+    R = response_class(2)
+    return R(topics=[
+        R.ListOffsetsTopicResponse(name=t.name, partitions=[
+            R.ListOffsetsPartitionResponse(partition_index=p.partition_index, error_code=error)
+            for p in t.partitions])
+        for t in request.topics])
+
+
+def _metadata(version: int, request: Any, error: int) -> Any:
+    R = response_class(3)
+    topics = [R.MetadataResponseTopic(error_code=error, name=t.name, topic_id=t.topic_id,
+                                      partitions=[])
+              for t in request.topics or ()]
+    return R(brokers=[], topics=topics, error_code=error)
+
+
+def _find_coordinator(version: int, request: Any, error: int) -> Any:
+    R = response_class(10)
+    if version < 4:
+        return R(error_code=error, node_id=-1, host="", port=-1)
+    return R(coordinators=[R.Coordinator(key=k, node_id=-1, host="", port=-1, error_code=error)
+                           for k in request.coordinator_keys])
+
+
+def _create_topics(version: int, request: Any, error: int) -> Any:
+    R = response_class(19)
+    return R(topics=[R.CreatableTopicResult(name=t.name, error_code=error, num_partitions=-1,
+                                            replication_factor=-1)
+                     for t in request.topics])
+
+
+def _delete_topics(version: int, request: Any, error: int) -> Any:
+    R = response_class(20)
+    if version >= 6:
+        wanted = [(t.name, t.topic_id) for t in request.topics]
+    else:
+        wanted = [(name, None) for name in request.topic_names]
+    results = []
+    for name, topic_id in wanted:
+        result = R.DeletableTopicResult(name=name, error_code=error)
+        if topic_id is not None:
+            result.topic_id = topic_id
+        results.append(result)
+    return R(responses=results)
+
+
+def _describe_configs(version: int, request: Any, error: int) -> Any:
+    R = response_class(32)
+    return R(results=[R.DescribeConfigsResult(error_code=error, resource_type=r.resource_type,
+                                              resource_name=r.resource_name, configs=[])
+                      for r in request.resources])
+
+
+def _create_partitions(version: int, request: Any, error: int) -> Any:
+    R = response_class(37)
+    return R(results=[R.CreatePartitionsTopicResult(name=t.name, error_code=error)
+                      for t in request.topics])
+
+
+def _top_level(api_key: int) -> Callable[[int, Any, int], Any]:
+    def build(version: int, request: Any, error: int) -> Any:
+        return response_class(api_key)(error_code=error)
+    return build
+
+
+_BUILDERS: dict[int, Callable[[int, Any, int], Any]] = {
+    0: _produce,
+    1: _fetch,
+    2: _list_offsets,
+    3: _metadata,
+    10: _find_coordinator,
+    18: _top_level(18),
+    19: _create_topics,
+    20: _delete_topics,
+    22: _top_level(22),
+    32: _describe_configs,
+    37: _create_partitions,
+    60: _top_level(60),
+}

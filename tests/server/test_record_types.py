@@ -1,0 +1,129 @@
+"""The server's record log: every record type it holds, at its stable id, in the
+format logs were always written in."""
+
+from __future__ import annotations
+
+from kcsim.coordinator.records import (
+    ConsumerGroupCurrentMemberAssignmentKey,
+    ConsumerGroupCurrentMemberAssignmentValue,
+    ConsumerGroupMemberKey,
+    ConsumerGroupMemberValue,
+    ConsumerGroupMetadataKey,
+    ConsumerGroupMetadataValue,
+    ConsumerGroupTargetAssignmentMemberKey,
+    ConsumerGroupTargetAssignmentMemberValue,
+    ConsumerGroupTargetAssignmentMetadataKey,
+    ConsumerGroupTargetAssignmentMetadataValue,
+    GroupMemberValue,
+    GroupMetadataKey,
+    GroupMetadataValue,
+    OffsetCommitKey,
+    OffsetCommitValue,
+    PausedTopic,
+    PausedTopicPartitionsKey,
+    PausedTopicPartitionsValue,
+    TopicPartitions,
+)
+from kcsim.server.durability import RECORD_TYPES
+from kcsim.server.topic_records import TopicKey, TopicValue
+from kcsim.storage import Record, RecordLog
+from kcsim.storage.segment import segment_name
+
+TOPIC_ID = bytes(range(16))
+STAMP = 1_700_000_000_000
+
+
+def one_of_each_type() -> list[Record]:
+    """Two offset commits (one batch frame), a record of every other type, two tombstones."""
+    tps = [TopicPartitions(TOPIC_ID, [0, 1, 2])]
+    return [
+        Record(OffsetCommitKey("g", "t", 0), OffsetCommitValue(42, 3, "meta", STAMP, -1)),
+        Record(OffsetCommitKey("g", "t", 1), OffsetCommitValue(43, -1, None, STAMP, STAMP + 1)),
+        Record(GroupMetadataKey("g"), GroupMetadataValue(
+            "consumer", 5, "range", "m-1", STAMP,
+            [GroupMemberValue("m-1", "i-1", "client", "/127.0.0.1", 30000, 10000, "consumer",
+                              [("range", b"\x00\x01sub")], b"\x00assign")])),
+        Record(TopicKey("t"), TopicValue(TOPIC_ID, 3, {"cleanup.policy": "compact"})),
+        Record(PausedTopicPartitionsKey("g"), PausedTopicPartitionsValue(
+            [PausedTopic(TOPIC_ID, "t", [0, 2])])),
+        Record(ConsumerGroupMetadataKey("c"), ConsumerGroupMetadataValue(7, 123456789)),
+        Record(ConsumerGroupMemberKey("c", "m"), ConsumerGroupMemberValue(
+            "inst", "rack", "client", "/10.0.0.1", ["t", "u"], None, "uniform", 45000)),
+        Record(ConsumerGroupTargetAssignmentMetadataKey("c"),
+               ConsumerGroupTargetAssignmentMetadataValue(7)),
+        Record(ConsumerGroupTargetAssignmentMemberKey("c", "m"),
+               ConsumerGroupTargetAssignmentMemberValue(tps)),
+        Record(ConsumerGroupCurrentMemberAssignmentKey("c", "m"),
+               ConsumerGroupCurrentMemberAssignmentValue(7, 6, 0, tps, [])),
+        Record(OffsetCommitKey("g", "t", 1), None),
+        Record(GroupMetadataKey("g"), None),
+    ]
+
+
+def write(path, records: list[Record]) -> None:
+    """The first two records in one append (a batch frame), the rest one append each."""
+    with RecordLog.open(path, types=RECORD_TYPES) as log:
+        log.append(records[:2], timestamp_ms=STAMP)
+        for record in records[2:]:
+            log.append([record], timestamp_ms=STAMP + 1)
+        log.sync()
+
+
+# The segment write() made of one_of_each_type() when storage still declared the
+# records itself: the on-disk format this log has to go on reading and writing.
+WRITTEN_BEFORE = bytes.fromhex(
+    "4b43534c01000000000000000000000000000000000000007f0b774900000000490000000ada7e5bc5020000"
+    "0068e5cf8b010000020000000100929293a167a17400952a03a46d657461cf0000018bcfe56800ff9293a167"
+    "a17401952bffc0cf0000018bcfe56800cf0000018bcfe5680176000000d23470cec50000000168e5cf8b0100"
+    "0003000000020091a16796a8636f6e73756d657205a572616e6765a36d2d31cf0000018bcfe568009199a36d"
+    "2d31a3692d31a6636c69656e74aa2f3132372e302e302e31cd7530cd2710a8636f6e73756d65729192a57261"
+    "6e6765c4050001737562c4070061737369676e410000008d81c795c50000000168e5cf8b0100000300000003"
+    "0091a17493c410000102030405060708090a0b0c0d0e0f0381ae636c65616e75702e706f6c696379a7636f6d"
+    "706163742f000000c9209425c50000000168e5cf8b01000003000000040091a167919193c410000102030405"
+    "060708090a0b0c0d0e0fa1749200021c00000035b36738c50000000168e5cf8b01000003000000050091a163"
+    "9207ce075bcd15440000001d86216fc50000000168e5cf8b01000005000000060092a163a16d98a4696e7374"
+    "a47261636ba6636c69656e74a92f31302e302e302e3192a174a175c0a7756e69666f726dcdafc8170000001f"
+    "ff5ca6c50000000168e5cf8b01000003000000070091a163910730000000686c69c2c50000000168e5cf8b01"
+    "000005000000080092a163a16d919192c410000102030405060708090a0b0c0d0e0f93000102340000001e9f"
+    "ab41c50000000168e5cf8b01000005000000090092a163a16d950706009192c410000102030405060708090a"
+    "0b0c0d0e0f930001029018000000bd100b66c50100000168e5cf8b01000006000000010093a167a174011500"
+    "0000eb1b1404c50100000168e5cf8b01000003000000020091a167"
+)
+
+
+def test_every_record_type_is_declared_at_its_stable_id():
+    assert [(t.id, t.name, t.version) for t in sorted(RECORD_TYPES, key=lambda t: t.id)] == [
+        (1, "offset_commit", 0),
+        (2, "group_metadata", 0),
+        (3, "topic", 0),
+        (4, "paused_topic_partitions", 0),
+        (5, "consumer_group_metadata", 0),
+        (6, "consumer_group_member", 0),
+        (7, "consumer_group_target_assignment_metadata", 0),
+        (8, "consumer_group_target_assignment_member", 0),
+        (9, "consumer_group_current_member_assignment", 0),
+    ]
+    records = one_of_each_type()
+    assert {RECORD_TYPES.of(r).name for r in records} == {t.name for t in RECORD_TYPES}
+
+
+def test_every_record_type_and_its_tombstone_round_trips(tmp_path):
+    records = one_of_each_type()
+    records += [Record(r.key, None) for r in records]
+    with RecordLog.open(tmp_path, types=RECORD_TYPES) as log:
+        for record in records:
+            log.append([record])
+        log.sync()
+    with RecordLog.open(tmp_path, types=RECORD_TYPES) as log:
+        assert list(log.replay()) == records
+
+
+def test_records_are_written_byte_for_byte_as_before(tmp_path):
+    write(tmp_path, one_of_each_type())
+    assert (tmp_path / segment_name(0)).read_bytes() == WRITTEN_BEFORE
+
+
+def test_a_log_written_before_replays(tmp_path):
+    (tmp_path / segment_name(0)).write_bytes(WRITTEN_BEFORE)
+    with RecordLog.open(tmp_path, types=RECORD_TYPES) as log:
+        assert list(log.replay()) == one_of_each_type()
