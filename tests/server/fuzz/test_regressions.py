@@ -157,3 +157,20 @@ def test_refused_connections_leave_no_reference_cycles(kcsim: EmbeddedServer) ->
     finally:
         gc.enable()
     assert unreachable < 200, f"{unreachable} objects in cycles after 200 refused connections"
+
+
+def test_bytes_after_a_request_body_are_ignored_as_kafka_ignores_them(
+        server: KcsimProcess) -> None:
+    """Kafka parses a request body and never looks at what follows it in the frame; so
+    a request with bytes after its body is answered, not refused."""
+    from kcsim.protocol.headers import decode_response_header
+
+    request = codec(18, "request").cls(client_software_name="trailing",
+                                       client_software_version="1")
+    payload = codec(18, "request").encode(request, 3) + b"\x00junk"
+    with Connection(server.port) as conn:
+        conn.sock.sendall(frame(18, 3, 5, payload))
+        raw = conn.receive()
+    correlation_id, pos = decode_response_header(raw, 0)
+    answer = codec(18, "response").decode(raw[pos:], 3)
+    assert (correlation_id, answer.error_code) == (5, 0)
