@@ -63,6 +63,7 @@ class FuzzResult:
     good_rounds: int = 0
     good_longest_wait_s: float = 0.0  # as the good client saw it
     good_longest_broker_wait_s: float = 0.0  # less time the OS kept server or client off-CPU
+    good_server_cpu_s: float = 0.0  # the server's CPU time during that wait
     probes: int = 0
     dropped_connections: int = 0
     failures: list[str] = field(default_factory=list)
@@ -76,7 +77,8 @@ class FuzzResult:
                 f" {self.rss_after / mib:.1f} MiB at the end (peak {self.rss_peak / mib:.1f});"
                 f" good client {self.good_rounds} rounds, longest wait"
                 f" {self.good_longest_wait_s * 1000:.1f} ms as seen,"
-                f" {self.good_longest_broker_wait_s * 1000:.1f} ms the broker's;"
+                f" {self.good_longest_broker_wait_s * 1000:.1f} ms the broker's (server CPU"
+                f" {self.good_server_cpu_s * 1000:.0f} ms meanwhile);"
                 f" {self.probes} liveness probes")
 
 
@@ -293,6 +295,7 @@ class FuzzRun:
         self.result.good_rounds = report.rounds
         self.result.good_longest_wait_s = report.longest_wait_s
         self.result.good_longest_broker_wait_s = report.longest_broker_wait_s
+        self.result.good_server_cpu_s = report.server_cpu_s
         if report.error:
             self.result.failures.append(f"the good client failed: {report.error}")
         if report.longest_broker_wait_s > GOOD_WAIT_LIMIT_S:
