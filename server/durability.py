@@ -76,8 +76,8 @@ class UnwrittenPartition:
 
     def append(self, base_offset: int, last_offset_delta: int, batch: bytes,
                max_timestamp: int) -> None:
-        if self._log is None:
-            self._log = PartitionLog.open(self._directory)
+        if self._log is None:  # on the event loop: its directories are synced with its data
+            self._log = PartitionLog.open(self._directory, sync_dirs=False)
         self._log.append(base_offset, last_offset_delta, batch, max_timestamp)
 
     def read(self, from_offset: int, max_bytes: int) -> list[tuple[int, bytes]]:
@@ -92,8 +92,10 @@ class UnwrittenPartition:
             self._log.close()
 
     def delete(self) -> None:
+        """Without waiting for the disk: a removal lost in a crash leaves a directory of a
+        deleted topic, which start-up removes (remove_orphan_partitions)."""
         if self._log is not None:
-            self._log.delete()
+            self._log.delete(sync_dir=False)
 
 
 def open_durability(config: Config, clock_ms: Any) -> Durability:
