@@ -1,4 +1,6 @@
-# kcsim: `make run` starts a broker on 127.0.0.1:9092, `make test` runs the suite.
+# kcsim: `make run` starts a broker on 127.0.0.1:9092, `make test` runs the suite (the
+# container tier too where a Docker engine answers or can be started), `make image` builds
+# the Docker image, `make test-containers` installs and starts an engine (root) for the tier.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -6,7 +8,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 SOURCES := kcsim protocol coordinator storage server admin tools
 
-.PHONY: install run test bench soak fuzz lint clean
+.PHONY: install run test test-containers image bench soak fuzz lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +23,14 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+test-containers: $(STAMP)
+	eval "$$(docker/ci-engine.sh start)"; \
+	$(BIN)/python -m pytest -q -m containers tests/containers $(PYTEST_ARGS); status=$$?; \
+	docker/ci-engine.sh stop; exit $$status
+
+image:
+	docker build -f docker/Dockerfile -t kcsim .
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

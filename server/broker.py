@@ -1,7 +1,7 @@
 """The broker: turns one request frame into one `Reply`.
 
-Sans-socket and clock-free: `Broker.process(frame, host, now_ms)` decodes the
-frame, routes it by API key (the one dispatch point: version checks happen
+Sans-socket and clock-free: `Broker.process(frame, host, now_ms, listener)`
+decodes the frame, routes it by API key (the one dispatch point: version checks happen
 here, once), calls the handler and encodes its answer. The shell owns the
 sockets, the clock, the timer and durability; it hands `now_ms` in and makes
 each reply's records durable before sending it.
@@ -42,11 +42,12 @@ from .topics import TopicRegistry
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
-    from kcsim.coordinator.groups import GroupCoordinator
+    from kcsim.coordinator import GroupCoordinator
     from kcsim.storage import Record
 
     from .config import Config
     from .dispatch import Route
+    from .listeners import Listener
 
 log = logging.getLogger("kcsim.broker")
 
@@ -74,7 +75,9 @@ class _Plan:
         self.decode = codec(route.api_key, "request").decoder(version)
         self.encode = codec(route.api_key, "response").encoder(version)
         self.flexible_response = response_header_version(api, version) >= 1
-        self.cache: dict[bytes, bytes] | None = {} if route.cache_state is not None else None
+        # by listener (its address is in answers) and request bytes
+        self.cache: dict[tuple[Listener, bytes], bytes] | None = (
+            {} if route.cache_state is not None else None)
         self.cache_state: Any = None
 
 
@@ -117,8 +120,10 @@ class Broker:
             plan = self._plans[key] = _Plan(route, version)
         return plan
 
-    def process(self, frame: bytes | memoryview, host: str, now_ms: int) -> Reply:
-        """Serve one request frame (size prefix excluded) at `now_ms`."""
+    def process(self, frame: bytes | memoryview, host: str, now_ms: int,
+                listener: Listener) -> Reply:
+        """Serve one request frame (size prefix excluded) at `now_ms`, from a client at
+        `host` connected through `listener` (the address that listener advertises)."""
         if len(frame) < 8:
             raise ProtocolViolation(f"request of {len(frame)} bytes is shorter than a header")
         api_key, version, correlation_id = _HEAD.unpack_from(frame, 0)
@@ -139,7 +144,7 @@ class Broker:
             if state != plan.cache_state or len(cache) > _CACHE_LIMIT:
                 cache.clear()
                 plan.cache_state = state
-            key = bytes(frame[8:])
+            key = (listener, bytes(frame[8:]))
             rest = cache.get(key)
             if rest is not None:
                 self.request_counts[api_key] = self.request_counts.get(api_key, 0) + 1
@@ -152,7 +157,8 @@ class Broker:
         if end > len(frame):
             raise ProtocolViolation(f"{plan.name} v{version} request is truncated")
         self.request_counts[api_key] = self.request_counts.get(api_key, 0) + 1
-        ctx = RequestContext(plan.route.api_key, version, correlation_id, client_id or "", host)
+        ctx = RequestContext(plan.route.api_key, version, correlation_id, client_id or "", host,
+                             listener)
         self.now_ms = now_ms
         try:
             result = plan.route.fn(self, ctx, request)

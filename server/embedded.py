@@ -24,7 +24,8 @@ class EmbeddedServer:
 
     def __init__(self, config: config_mod.Config | None = None, **settings: Any) -> None:
         if config is None:
-            settings.setdefault("port", 0)
+            if settings.get("listeners") is None:
+                settings.setdefault("port", 0)
             settings.setdefault("in_memory", True)
             config = config_mod.load(env={}, **settings)
         self.config = config
@@ -38,7 +39,8 @@ class EmbeddedServer:
 
     @property
     def bootstrap(self) -> str:
-        return f"{self.config.host}:{self.port}"
+        """Where this process reaches the first listener."""
+        return f"{self.config.listener_plans[0].local_host}:{self.port}"
 
     def start(self) -> EmbeddedServer:
         self._thread = threading.Thread(target=self._run, name="kcsim", daemon=True)

@@ -33,6 +33,7 @@ import trio
 from kcsim.storage import StorageError
 
 from .broker import Broker, ProtocolViolation
+from .handlers.groups import log_failures
 from .socket_io import DirectSocket
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from .config import Config
     from .context import Released
     from .durability import Durability
+    from .listeners import Listener
 
 log = logging.getLogger("kcsim.server")
 
@@ -71,7 +73,8 @@ class Server:
         self.durability = durability
         # Records go through the writer; its policy alone decides whether to wait.
         self._writer = durability.writer if durability is not None else None
-        self.port: int | None = None
+        self.port: int | None = None  # the first listener's, once bound
+        self.advertised: tuple[Listener, ...] = ()  # each listener's address for clients, once bound
         self.connections = 0
         self._timer_scope: trio.CancelScope | None = None
         self._armed_ms: int | None = None  # the coordinator deadline the timer was last set for
@@ -123,17 +126,29 @@ class Server:
             return int(time.time() * 1000)
         return int(self._epoch_ms + (trio.current_time() - self._trio_start) * 1000.0)
 
+    async def _bind(self) -> list[tuple[trio.SocketListener, Listener]]:
+        """Open every listener's sockets; each is paired with the address it advertises."""
+        bound = []
+        advertised = []
+        for plan in self.config.listener_plans:
+            sockets = await trio.open_tcp_listeners(plan.port, host=plan.host or None)
+            self._listeners += sockets
+            port = sockets[0].socket.getsockname()[1]
+            address = plan.advertise(port)
+            advertised.append(address)
+            bound += [(sock, address) for sock in sockets]
+            log.info("kcsim listening on %s:%d as %s, advertised as %s:%d", plan.host or "*",
+                     port, plan.name, address.host, address.port)
+        self.advertised = tuple(advertised)
+        self.port = bound[0][0].socket.getsockname()[1]
+        return bound
+
     async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        """Listen and serve until cancelled; reports the bound port through task_status."""
+        """Listen and serve until cancelled; reports the first bound port through task_status."""
         self._trio_start = trio.current_time()
         self._epoch_ms = time.time() * 1000.0
-        listeners = await trio.open_tcp_listeners(self.config.port, host=self.config.host)
-        self._listeners = listeners
-        self.port = listeners[0].socket.getsockname()[1]
-        if self.config.advertised_port is None and self.config.port == 0:
-            self.config.advertised_port = self.port
-        log.info("kcsim listening on %s:%d", self.config.host, self.port)
         try:
+            bound = await self._bind()
             with trio.CancelScope() as cancel:
                 self._cancel = cancel
                 async with trio.open_nursery() as nursery:
@@ -142,8 +157,8 @@ class Server:
                     if self.broker.groups is not None:
                         nursery.start_soon(self._timer)
                     nursery.start_soon(self._reap_idle)
-                    for listener in listeners:
-                        nursery.start_soon(self._accept, listener, nursery)
+                    for listener, address in bound:
+                        nursery.start_soon(self._accept, listener, address, nursery)
                     task_status.started(self.port)
         finally:
             with trio.CancelScope(shield=True):
@@ -189,14 +204,18 @@ class Server:
                 await trio.sleep_forever()
             self._timer_scope = None
             outcome = groups.tick(self.now_ms())
+            if outcome.failures:
+                log_failures(outcome.failures)
             await self._durable(outcome.records)
             self.broker.release(outcome.responses)
 
     # -- connections --------------------------------------------------------
 
-    async def _accept(self, listener: trio.SocketListener, nursery: trio.Nursery) -> None:
-        """Start a task per accepted connection; when descriptors run out, keep serving
-        the open connections and accept again once some close."""
+    async def _accept(self, listener: trio.SocketListener, address: Listener,
+                      nursery: trio.Nursery) -> None:
+        """Start a task per accepted connection, which remembers the listener it came
+        through; when descriptors run out, keep serving the open connections and
+        accept again once some close."""
         failed = 0  # accepts failed since the last one that worked
         logged_at = -ACCEPT_LOG_INTERVAL_S
         while True:
@@ -217,9 +236,9 @@ class Server:
             if failed:
                 log.info("accepting connections again after %d failed attempts", failed)
                 failed = 0
-            nursery.start_soon(self._connection, stream)
+            nursery.start_soon(self._connection, stream, address)
 
-    async def _connection(self, stream: trio.SocketStream) -> None:
+    async def _connection(self, stream: trio.SocketStream, address: Listener) -> None:
         limit = self.config.max_connections
         if limit and self.connections >= limit:
             log.warning("connection refused: %d connections already open", self.connections)
@@ -232,7 +251,7 @@ class Server:
         self._open.add(conn)
         try:
             with conn.scope:
-                await self._serve_stream(sock, host, conn)
+                await self._serve_stream(sock, host, address, conn)
             if conn.scope.cancelled_caught:
                 log.info("closing connection from %s idle for %d ms", host,
                          self.config.idle_timeout_ms)
@@ -269,7 +288,8 @@ class Server:
                 elif now - conn.quiet_since >= idle_s:
                     conn.scope.cancel()
 
-    async def _serve_stream(self, stream: DirectSocket, host: str, conn: _Connection) -> None:
+    async def _serve_stream(self, stream: DirectSocket, host: str, address: Listener,
+                            conn: _Connection) -> None:
         broker = self.broker
         max_frame = self.config.max_frame_bytes
         unpack = _SIZE.unpack_from
@@ -307,7 +327,7 @@ class Server:
                 frame = view[pos + 4 : pos + 4 + size]
                 pos += 4 + size
                 try:
-                    reply = broker.process(frame, host, now)
+                    reply = broker.process(frame, host, now, address)
                 except ProtocolViolation as exc:
                     violation = exc
                     break

@@ -13,6 +13,7 @@ PUBLIC = {
     "kcsim.admin": ["AdminClient", "AdminError", "OffsetSpec", "Outcomes", "TopicPartition",
                     "TrioAdminClient"],
     "kcsim.testing": ["EmbeddedServer", "kcsim", "kcsim_embedded_factory"],
+    "kcsim.testcontainers": ["KcsimContainer"],
 }
 
 

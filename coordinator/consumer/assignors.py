@@ -13,7 +13,7 @@ static members first by instance id, then members by id).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ def _uniform_heterogeneous(members: list[MemberSpec], available: Available) -> d
                 taken[t] |= keep
                 sizes[m.member_id] += len(keep)
 
-    def order(t: TopicId) -> tuple:
+    def order(t: TopicId) -> tuple[float, int, bytes]:
         n = len(subscribers[t])
         return (-len(available[t]) / n, n, t.bytes)
 
@@ -213,3 +213,17 @@ ASSIGNORS: dict[str, Callable[[Sequence[MemberSpec], Available], dict[str, Assig
     "uniform": uniform,
     "range": range_,
 }
+
+
+def assignor_names(spec: str | Iterable[str]) -> tuple[str, ...]:
+    """The server assignors a coordinator is configured with, in order (the first is the
+    default): a comma-separated list or the names themselves. ValueError unless there is
+    at least one, none twice, and every one is an assignor kcsim ships."""
+    parts = spec.split(",") if isinstance(spec, str) else spec
+    names = tuple(name.strip() for name in parts if name.strip())
+    unknown = [name for name in names if name not in ASSIGNORS]
+    if not names or unknown or len(set(names)) != len(names):
+        raise ValueError(f"consumer group assignors must be distinct names from "
+                         f"{', '.join(ASSIGNORS)}, "
+                         f"not {spec!r}")
+    return names

@@ -7,7 +7,7 @@ admins fall back to DescribeGroups for classic groups.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
@@ -15,6 +15,10 @@ from kcsim.protocol.errors import ErrorCode
 from .heartbeat import not_consumer_message
 from .model import EMPTY, Assignment, ConsumerGroup
 from .target import assignor_name
+
+if TYPE_CHECKING:
+    from ..shared.interface import RequestContext
+    from ..shared.runtime import GroupRuntime
 
 DescribeResponse = response_class(69)
 DescribedGroup = DescribeResponse.DescribedGroup
@@ -26,11 +30,11 @@ CONSUMER_MEMBER_TYPE = 1  # KIP-1099: the member speaks the consumer protocol
 
 
 class DescribeHandler:
-    def __init__(self, runtime: Any, authorized_operations: int) -> None:
+    def __init__(self, runtime: GroupRuntime, authorized_operations: int) -> None:
         self.rt = runtime
         self.authorized_operations = authorized_operations
 
-    def describe(self, version: int, request: Any, ctx: Any) -> Any:
+    def describe(self, version: int, request: Any, ctx: RequestContext) -> Any:
         groups = []
         for group_id in request.group_ids:
             group = self.rt.consumer_groups.get(group_id)
@@ -55,7 +59,7 @@ class DescribeHandler:
             group_state=group.state.value,
             group_epoch=group.group_epoch,
             assignment_epoch=group.assignment_epoch,
-            assignor_name=assignor_name(self.rt, group),
+            assignor_name=assignor_name(self.rt.config, group),
             members=[
                 Member(
                     member_id=m.member_id,
@@ -65,7 +69,8 @@ class DescribeHandler:
                     client_id=m.client_id,
                     client_host=m.client_host,
                     subscribed_topic_names=sorted(m.subscribed_topic_names),
-                    subscribed_topic_regex=m.subscribed_topic_regex,
+                    # Kafka describes a member without a regex with an empty one.
+                    subscribed_topic_regex=m.subscribed_topic_regex or "",
                     assignment=self._assignment(m.assigned),
                     target_assignment=self._assignment(group.target.get(m.member_id, EMPTY)),
                     member_type=CONSUMER_MEMBER_TYPE,

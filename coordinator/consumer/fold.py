@@ -4,12 +4,13 @@ Each record kind changes one thing (Kafka's GroupMetadataManager.replay): the
 group epoch, a member's subscription, a member's target, the target epoch, or
 a member's current assignment. A group appears with its first record and goes
 with its epoch tombstone; a classic group with no members standing on the same
-id (offsets only, or Empty) gives way, as Kafka replaces simple groups.
+id (offsets only, or Empty) gives way, as Kafka replaces simple groups. A
+member or group removed takes its timers with it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kcsim.coordinator.records import (
     ConsumerGroupCurrentMemberAssignmentKey,
@@ -19,15 +20,18 @@ from kcsim.coordinator.records import (
     ConsumerGroupTargetAssignmentMetadataKey,
 )
 
+from ..shared.timers import rebalance_key, session_key
 from .model import EMPTY, ConsumerGroup, ConsumerMember, MemberState
 from .records import from_topic_partitions
 
 if TYPE_CHECKING:
     from kcsim.storage.records import Record
 
+    from ..shared.runtime import GroupRuntime
+
 
 class ConsumerFold:
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: GroupRuntime) -> None:
         self.rt = runtime
 
     def register(self) -> None:
@@ -48,15 +52,17 @@ class ConsumerFold:
             if classic is not None:
                 rt.forget_group(classic)
             group = rt.consumer_groups[group_id] = ConsumerGroup(group_id)
-        if group is not None and not rt.started:
-            rt.loaded_consumer.add(group_id)
+        if group is not None:
+            rt.mark_loaded(group_id)
         return group
 
     def group_epoch(self, record: Record) -> None:
         gid = record.key.group
         value = record.value
         if value is None:
-            self.rt.consumer_groups.pop(gid, None)
+            gone = self.rt.consumer_groups.pop(gid, None)
+            for member_id in gone.members if gone is not None else ():
+                self._cancel_timers(gid, member_id)
             return
         group = self._group(gid, True)
         assert group is not None
@@ -92,6 +98,7 @@ class ConsumerFold:
                 group.release(member)
                 group.set_subscription(member, None)
                 del group.members[key.member_id]
+                self._cancel_timers(key.group, key.member_id)
             return
         if member is None:
             member = group.members[key.member_id] = ConsumerMember(key.member_id)
@@ -131,3 +138,8 @@ class ConsumerFold:
         member.assigned = from_topic_partitions(value.assigned)
         member.pending_revocation = from_topic_partitions(value.partitions_pending_revocation)
         group.claim(member)
+
+    def _cancel_timers(self, group_id: str, member_id: str) -> None:
+        """A member removed from the state takes its timers with it."""
+        self.rt.deadlines.cancel(session_key(group_id, member_id))
+        self.rt.deadlines.cancel(rebalance_key(group_id, member_id))

@@ -1,117 +1,159 @@
 """Changes to a consumer group shared by heartbeats, timers, pauses and admin calls.
 
 Bumping the group epoch (when subscriptions or the subscribed topics change),
-computing the target for it, fencing a member, deleting a group, and the two
-member timers: the session (every heartbeat pushes it back) and the rebalance
-time-out (a member that does not revoke partitions in time is fenced).
+computing the target for it, fencing a member, and the two member timers: the
+session (every heartbeat pushes it back) and the rebalance time-out (a member
+that does not revoke partitions in time is fenced). A member's timers go with
+it when the fold removes it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from .model import ConsumerGroup, ConsumerMember, MemberState
-from .records import current_record, epoch_record, group_tombstones, member_tombstones
+from kcsim.protocol.errors import ErrorCode
+
+from ..shared.record_helpers import member_tombstones
+from ..shared.timers import TimerKey, rebalance_key, session_key
+from .model import Assignment, ConsumerGroup, ConsumerMember, MemberState
+from .records import current_record, epoch_record, target_epoch_record
 from .subscriptions import metadata_hash, refresh_regexes, subscription_metadata
 from .target import compute_target
 
-SESSION = "cg-session"
-REBALANCE = "cg-rebalance"
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
-
-def session_key(group_id: str, member_id: str) -> tuple[str, str, str]:
-    return (SESSION, group_id, member_id)
-
-
-def rebalance_key(group_id: str, member_id: str) -> tuple[str, str, str]:
-    return (REBALANCE, group_id, member_id)
+    from ..shared.paused import PausedSet
+    from ..shared.runtime import GroupRuntime
 
 
 class ConsumerGroups:
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: GroupRuntime) -> None:
         self.rt = runtime
 
     # -- epochs and targets ----------------------------------------------------
+    #
+    # Each takes `view`: the group as the records this call has written so far will
+    # make it (`ConsumerGroup.with_member`), since they fold in only once it returns.
 
-    def refresh_epoch(self, group: ConsumerGroup, bump: bool) -> None:
-        """Bump the group epoch if asked to or if the subscribed topics changed."""
+    def next_epoch(self, view: ConsumerGroup, bump: bool) -> int:
+        """The group epoch after this call: one more (written) if asked or if the
+        subscribed topics changed, else the same."""
         rt = self.rt
-        refresh_regexes(group, rt.topics, rt.now)
-        meta = subscription_metadata(group, rt.topics)
-        new_hash = metadata_hash(meta)
-        if bump or new_hash != group.metadata_hash:
-            rt.write(epoch_record(group.group_id, group.group_epoch + 1, new_hash))
+        self.refresh_regexes(view)
+        new_hash = metadata_hash(subscription_metadata(view, rt.topics))
+        if bump or new_hash != view.metadata_hash:
+            epoch = view.group_epoch + 1
+            rt.write(epoch_record(view.group_id, epoch, new_hash))
+            return epoch
+        return view.group_epoch
 
-    def maybe_assign(self, group: ConsumerGroup) -> None:
-        """Compute the target for the group epoch if it is newer than the target's."""
-        if group.group_epoch > group.assignment_epoch and group.members:
-            compute_target(self.rt, group, group.group_epoch,
-                           subscription_metadata(group, self.rt.topics))
+    def targets(
+        self, view: ConsumerGroup, epoch: int, paused: PausedSet | None = None
+    ) -> tuple[int, Mapping[str, Assignment]]:
+        """The target epoch and every member's target after this call: computed (and
+        written) for `epoch` if it is newer than the target's."""
+        rt = self.rt
+        if epoch > view.assignment_epoch and view.members:
+            if paused is None:
+                paused = rt.paused.get(view.group_id)
+            meta = subscription_metadata(view, rt.topics)
+            return epoch, compute_target(rt, view, epoch, meta, paused)
+        return view.assignment_epoch, view.target
 
-    def reassign_now(self, group: ConsumerGroup) -> None:
-        """New target at once (the assignable partitions changed, e.g. a pause)."""
-        self.refresh_epoch(group, bump=True)
-        self.maybe_assign(group)
+    def reassign_now(self, group: ConsumerGroup, paused: PausedSet) -> None:
+        """New target at once: the assignable partitions changed (a pause, written in this call)."""
+        self.targets(group, self.next_epoch(group, bump=True), paused)
+
+    def refresh_regexes(self, view: ConsumerGroup, force: bool = False) -> None:
+        """Match the group's regular expressions against the topics again when due (soft state,
+        journaled: a call that raises leaves the old matches)."""
+        rt = self.rt
+        resolved, refreshed = view.resolved_regex, view.regex_refreshed_at
+
+        def undo() -> None:
+            view.resolved_regex, view.regex_refreshed_at = resolved, refreshed
+
+        rt.journal.on_undo(undo)
+        refresh_regexes(view, rt.topics, rt.now, force)
 
     # -- members ----------------------------------------------------------------
 
-    def write_current(self, group: ConsumerGroup, member: ConsumerMember) -> None:
+    def write_current(self, group_id: str, member: ConsumerMember) -> None:
         """Persist a member's new current assignment and arm or disarm its rebalance time-out."""
         rt = self.rt
-        rt.write(current_record(group.group_id, member))
-        key = rebalance_key(group.group_id, member.member_id)
+        rt.write(current_record(group_id, member))
         if member.state is MemberState.UNREVOKED_PARTITIONS:
-            rt.deadlines.schedule(key, rt.now + max(member.rebalance_timeout_ms, 0),
-                                  member.member_epoch)
+            self.schedule_revocation(group_id, member)
         else:
-            rt.deadlines.cancel(key)
+            rt.deadlines.cancel(rebalance_key(group_id, member.member_id))
 
     def fence(self, group: ConsumerGroup, member_id: str) -> None:
         """Remove a member (left, or timed out) and bump the epoch so others rebalance."""
         rt = self.rt
         for record in member_tombstones(group.group_id, member_id):
             rt.write(record)
-        self.refresh_epoch(group, bump=True)
-        self.cancel_timers(group.group_id, member_id)
+        view = group.with_member(group.members[member_id], None)
+        epoch = self.next_epoch(view, bump=True)
+        if not view.members:
+            # Kafka gives a group its last member left the empty target at once; with
+            # members left, the target follows at their next heartbeat.
+            rt.write(target_epoch_record(group.group_id, epoch))
 
-    def cancel_timers(self, group_id: str, member_id: str) -> None:
-        self.rt.deadlines.cancel(session_key(group_id, member_id))
-        self.rt.deadlines.cancel(rebalance_key(group_id, member_id))
+    def leave_classic(self, group: ConsumerGroup,
+                      identities: list[tuple[str, str | None]]) -> list[int]:
+        """A classic LeaveGroup naming members of a consumer group: Kafka removes each as if
+        it had left with epoch -1. The error for each (member id, instance id)."""
+        view, errors = group, []
+        for member_id, instance_id in identities:
+            if instance_id is not None:
+                member = view.static_member(instance_id)
+                if member is None:
+                    errors.append(int(ErrorCode.UNKNOWN_MEMBER_ID))
+                    continue
+                if member_id and member.member_id != member_id:
+                    errors.append(int(ErrorCode.FENCED_INSTANCE_ID))
+                    continue
+                member_id = member.member_id
+            elif member_id not in view.members:
+                errors.append(int(ErrorCode.UNKNOWN_MEMBER_ID))
+                continue
+            self.fence(view, member_id)
+            view = view.with_member(view.members[member_id], None)
+            errors.append(int(ErrorCode.NONE))
+        return errors
 
     def schedule_session(self, group_id: str, member_id: str) -> None:
         rt = self.rt
         rt.deadlines.schedule(session_key(group_id, member_id),
                               rt.now + rt.config.consumer_group_session_timeout_ms)
 
-    def delete(self, group: ConsumerGroup) -> None:
-        for member_id in list(group.members):
-            self.cancel_timers(group.group_id, member_id)
-        for record in group_tombstones(group):
-            self.rt.write(record)
+    def schedule_revocation(self, group_id: str, member: ConsumerMember) -> None:
+        """The member must give up partitions within its rebalance time-out, at this epoch."""
+        rt = self.rt
+        rt.deadlines.schedule(rebalance_key(group_id, member.member_id),
+                              rt.now + max(member.rebalance_timeout_ms, 0), member.member_epoch)
 
     # -- timers -------------------------------------------------------------------
 
-    def fire(self, key: tuple, payload: Any) -> None:
-        kind, group_id, member_id = key
-        group = self.rt.consumer_groups.get(group_id)
-        if group is None or member_id not in group.members:
-            return
-        # A rebalance time-out only fences a member still stuck at the epoch it was armed for.
-        stuck = kind == REBALANCE and group.members[member_id].member_epoch == payload
-        if kind == SESSION or stuck:
-            self.fence(group, member_id)
+    def on_session_expired(self, key: TimerKey, _: object) -> None:
+        group = self.rt.consumer_groups.get(key.group_id)
+        if group is not None and key.member_id in group.members:
+            self.fence(group, key.member_id)
 
-    def start_loaded(self) -> None:
-        """Groups read back from the log: sessions (and pending revocations) start now."""
-        rt = self.rt
-        loaded, rt.loaded_consumer = rt.loaded_consumer, set()
-        for group_id in sorted(loaded):
-            group = rt.consumer_groups.get(group_id)
-            if group is None:
-                continue
-            for member in group.members.values():
-                self.schedule_session(group_id, member.member_id)
-                if member.state is MemberState.UNREVOKED_PARTITIONS:
-                    rt.deadlines.schedule(rebalance_key(group_id, member.member_id),
-                                          rt.now + max(member.rebalance_timeout_ms, 0),
-                                          member.member_epoch)
+    def on_revocation_expired(self, key: TimerKey, epoch: object) -> None:
+        """Fence a member still stuck at the epoch its rebalance time-out was armed for."""
+        group = self.rt.consumer_groups.get(key.group_id)
+        member = None if group is None else group.members.get(key.member_id)
+        if group is not None and member is not None and member.member_epoch == epoch:
+            self.fence(group, key.member_id)
+
+    def start_loaded(self, group_id: str) -> None:
+        """A group read back from the log: sessions (and pending revocations) start now."""
+        group = self.rt.consumer_groups.get(group_id)
+        if group is None:
+            return
+        for member in group.members.values():
+            self.schedule_session(group_id, member.member_id)
+            if member.state is MemberState.UNREVOKED_PARTITIONS:
+                self.schedule_revocation(group_id, member)

@@ -1,7 +1,8 @@
 """ConsumerGroupHeartbeat (KIP-848): join, heartbeat, leave, in Kafka's order of checks.
 
-Every check that can fail runs before the first record is written (records are
-applied as they are written), then a heartbeat: (1) creates or updates the
+Every check that can fail runs before the first record is written, then a
+heartbeat (reading the group as its records will make it: they fold in once
+it returns): (1) creates or updates the
 member, bumping the group epoch when its subscription or the subscribed topics
 changed; (2) computes a new target assignment when the group epoch is ahead of
 the target's; (3) moves the member one step towards its target. Leaving is
@@ -17,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 
-from ..groups.records import group_record
-from ..groups.state import EMPTY as CLASSIC_EMPTY
+from ..shared.interface import kafka_client_host
+from ..shared.record_helpers import group_record, member_tombstones
+from ..shared.states import EMPTY as CLASSIC_EMPTY
 from .model import (
     EMPTY,
     LEAVE_GROUP_EPOCH,
@@ -29,11 +31,16 @@ from .model import (
     MemberState,
 )
 from .reconcile import owned_partitions, reconcile
-from .records import current_record, member_record, member_tombstones, target_record
-from .subscriptions import refresh_regexes, regex_problem
+from .records import current_record, member_record, target_record
+from .subscriptions import regex_problem
 
 if TYPE_CHECKING:
+    import uuid
+
+    from ..shared.interface import RequestContext
+    from ..shared.runtime import GroupRuntime
     from .groups import ConsumerGroups
+    from .reconcile import Owned, Owner
 
 E = ErrorCode
 HeartbeatResponse = response_class(68)
@@ -58,10 +65,6 @@ def error_response(code: int, message: str | None = None) -> Any:
                              heartbeat_interval_ms=0)
 
 
-def kafka_client_host(host: str) -> str:
-    return host if "/" in host else "/" + host
-
-
 def response_assignment(assignment: Assignment) -> Any:
     return ResponseAssignment(topic_partitions=[
         ResponseTopicPartitions(topic_id=t, partitions=sorted(ps))
@@ -70,11 +73,11 @@ def response_assignment(assignment: Assignment) -> Any:
 
 
 class HeartbeatHandler:
-    def __init__(self, runtime: Any, groups: ConsumerGroups) -> None:
+    def __init__(self, runtime: GroupRuntime, groups: ConsumerGroups) -> None:
         self.rt = runtime
         self.ops = groups
 
-    def heartbeat(self, version: int, request: Any, ctx: Any) -> Any:
+    def heartbeat(self, version: int, request: Any, ctx: RequestContext) -> Any:
         try:
             self._validate(version, request)
             if request.member_epoch in (LEAVE_GROUP_EPOCH, LEAVE_GROUP_STATIC_EPOCH):
@@ -140,7 +143,7 @@ class HeartbeatHandler:
 
     # -- a regular heartbeat ---------------------------------------------------
 
-    def _heartbeat(self, version: int, req: Any, ctx: Any) -> Any:
+    def _heartbeat(self, version: int, req: Any, ctx: RequestContext) -> Any:
         rt = self.rt
         gid = req.group_id
         joining = req.member_epoch == 0
@@ -156,7 +159,6 @@ class HeartbeatHandler:
         else:
             member, replaced = self._static_member(group, member_id, req, owned)
 
-        member = member.copy()  # the fold changes the live member as records are written
         updated = member.copy()
         if req.instance_id is not None:
             updated.instance_id = req.instance_id
@@ -182,7 +184,9 @@ class HeartbeatHandler:
                           "state. The member must abandon all its partitions and rejoin.")
         inherited = EMPTY if replaced is None else group.target.get(replaced.member_id, EMPTY)
 
-        # Nothing can fail from here on: write.
+        # Nothing can fail from here on: write. The records fold in once the call returns,
+        # so what follows reads `view`, the group as they will make it.
+        view = group
         if convert:
             rt.write(group_record(gid, None))
         if replaced is not None:
@@ -191,23 +195,28 @@ class HeartbeatHandler:
             rt.write(member_record(gid, updated))
             rt.write(target_record(gid, member_id, inherited))
             rt.write(current_record(gid, updated))
+            view = group.with_member(replaced, None).with_member(None, updated)
+            view.target[member_id] = inherited
         elif updated.subscription() != member.subscription() or member_id not in group.members:
             rt.write(member_record(gid, updated))
-        group = rt.consumer_groups[gid]
+            view = group.with_member(group.members.get(member_id), updated)
         bump = updated.subscribed_topic_names != member.subscribed_topic_names or regex_changed
         if regex_changed:
-            refresh_regexes(group, rt.topics, rt.now, force=True)
-        self.ops.refresh_epoch(group, bump)
-        self.ops.maybe_assign(group)
+            self.ops.refresh_regexes(view, force=True)
+        epoch = self.ops.next_epoch(view, bump)
+        target_epoch, targets = self.ops.targets(view, epoch)
 
-        current = group.members[member_id]
-        nxt = reconcile(current, group.assignment_epoch, group.target.get(member_id, EMPTY),
-                        group.owner, owned)
+        owner: Owner = view.owner
+        if replaced is not None:
+            # The replacement holds what the member it replaces held.
+            owner = _renamed_owner(view, replaced.member_id, member_id)
+        current = updated
+        nxt = reconcile(current, target_epoch, targets.get(member_id, EMPTY), owner, owned)
         if nxt is not current:
-            self.ops.write_current(group, nxt)
+            self.ops.write_current(gid, nxt)
         self.ops.schedule_session(gid, member_id)
 
-        final = group.members[member_id]
+        final = nxt
         response = HeartbeatResponse(
             member_id=member_id,
             member_epoch=final.member_epoch,
@@ -241,7 +250,7 @@ class HeartbeatHandler:
         raise Refused(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
 
     def _dynamic_member(
-        self, group: ConsumerGroup, member_id: str, epoch: int, owned: Any
+        self, group: ConsumerGroup, member_id: str, epoch: int, owned: Owned | None
     ) -> ConsumerMember:
         member = group.members.get(member_id)
         if member is None:
@@ -253,7 +262,7 @@ class HeartbeatHandler:
         return member
 
     def _static_member(
-        self, group: ConsumerGroup, member_id: str, req: Any, owned: Any
+        self, group: ConsumerGroup, member_id: str, req: Any, owned: Owned | None
     ) -> tuple[ConsumerMember, ConsumerMember | None]:
         instance_id = req.instance_id
         existing = group.static_member(instance_id)
@@ -278,7 +287,15 @@ class HeartbeatHandler:
         return existing, None
 
 
-def check_epoch(member: ConsumerMember, epoch: int, owned: dict | None) -> None:
+def _renamed_owner(group: ConsumerGroup, old_id: str, new_id: str) -> Owner:
+    def owner(topic_id: uuid.UUID, partition: int) -> str | None:
+        holder = group.owner(topic_id, partition)
+        return new_id if holder == old_id else holder
+
+    return owner
+
+
+def check_epoch(member: ConsumerMember, epoch: int, owned: Owned | None) -> None:
     """FENCED_MEMBER_EPOCH unless the epoch is the member's, or its previous one with a
     subset of its partitions (the answer that bumped the epoch was lost)."""
     if epoch > member.member_epoch:
@@ -294,7 +311,7 @@ def check_epoch(member: ConsumerMember, epoch: int, owned: dict | None) -> None:
                       "and rejoin.")
 
 
-def _subset(owned: dict | None, assigned: Assignment) -> bool:
+def _subset(owned: Owned | None, assigned: Assignment) -> bool:
     if owned is None:
         return False
     for topic_id, partitions in owned.items():
@@ -309,7 +326,7 @@ def _not_blank(value: str | None, message: str) -> None:
         raise Refused(E.INVALID_REQUEST, message)
 
 
-def not_consumer_message(rt: Any, group_id: str) -> str:
+def not_consumer_message(rt: GroupRuntime, group_id: str) -> str:
     if rt.group_exists(group_id):
         return f"Group {group_id} is not a consumer group."
     return f"Group {group_id} not found."

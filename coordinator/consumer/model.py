@@ -13,6 +13,13 @@ import uuid
 from enum import Enum, IntEnum
 
 Assignment = dict[uuid.UUID, frozenset[int]]
+# What a member record holds: instance, rack, client id and host, topic names, regex,
+# assignor, rebalance time-out.
+Subscription = tuple[
+    str | None, str | None, str, str, frozenset[str], str | None, str | None, int
+]
+# What a current-assignment record holds: epoch, previous epoch, state, assigned, revoking.
+Current = tuple[int, int, "MemberState", Assignment, Assignment]
 
 EMPTY: Assignment = {}
 LEAVE_GROUP_EPOCH = -1
@@ -86,7 +93,7 @@ class ConsumerMember:
                 setattr(other, name, getattr(self, name))
         return other
 
-    def subscription(self) -> tuple:
+    def subscription(self) -> Subscription:
         """What the member record holds; equal tuples mean no record needs writing."""
         return (
             self.instance_id,
@@ -99,7 +106,7 @@ class ConsumerMember:
             self.rebalance_timeout_ms,
         )
 
-    def current(self) -> tuple:
+    def current(self) -> Current:
         """What the current-assignment record holds."""
         return (
             self.member_epoch,
@@ -190,6 +197,35 @@ class ConsumerGroup:
         if member.subscribed_topic_regex is not None:
             topics.update(self.resolved_regex.get(member.subscribed_topic_regex, ()))
         return topics
+
+    def with_member(self, old: ConsumerMember | None, new: ConsumerMember | None) -> ConsumerGroup:
+        """A copy of the group with one member added, changed or removed, indexes and all:
+        the group as records a call has written will make it, before they are folded in.
+
+        Members, targets and owners are shared with this group, so the copy is for reading
+        (and for further `with_member` steps), never for the fold."""
+        view = ConsumerGroup(self.group_id)
+        view.group_epoch = self.group_epoch
+        view.assignment_epoch = self.assignment_epoch
+        view.metadata_hash = self.metadata_hash
+        view.members = dict(self.members)
+        view.static_members = dict(self.static_members)
+        view.target = dict(self.target)
+        view.owners = self.owners
+        view.subscribed_names = dict(self.subscribed_names)
+        view.regex_counts = dict(self.regex_counts)
+        view.assignor_counts = dict(self.assignor_counts)
+        view.resolved_regex = dict(self.resolved_regex)
+        view.regex_refreshed_at = self.regex_refreshed_at
+        if old is not None:
+            view.set_subscription(old, None)
+            del view.members[old.member_id]
+            if new is None or new.member_id != old.member_id:
+                view.target.pop(old.member_id, None)
+        if new is not None:
+            view.set_subscription(ConsumerMember(new.member_id), new)
+            view.members[new.member_id] = new
+        return view
 
     # -- the fold's mutations --------------------------------------------------
 

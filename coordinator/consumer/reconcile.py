@@ -16,19 +16,20 @@ from typing import Any
 from .model import EMPTY, Assignment, ConsumerMember, MemberState
 
 Owner = Callable[[uuid.UUID, int], str | None]
+Owned = dict[uuid.UUID, set[int]]  # the partitions a heartbeat says the member holds
 
 
-def owned_partitions(owned: list[Any] | None) -> dict[uuid.UUID, set[int]] | None:
+def owned_partitions(owned: list[Any] | None) -> Owned | None:
     """The request's TopicPartitions as a map (None when the request did not say)."""
     if owned is None:
         return None
-    out: dict[uuid.UUID, set[int]] = {}
+    out: Owned = {}
     for tp in owned:
         out.setdefault(tp.topic_id, set()).update(tp.partitions)
     return out
 
 
-def owns_any(owned: dict[uuid.UUID, set[int]] | None, partitions: Assignment) -> bool:
+def owns_any(owned: Owned | None, partitions: Assignment) -> bool:
     """Whether the member may still hold some of `partitions` (unknown counts as yes)."""
     if owned is None:
         return True
@@ -44,7 +45,7 @@ def reconcile(
     target_epoch: int,
     target: Assignment,
     owner: Owner,
-    owned: dict[uuid.UUID, set[int]] | None,
+    owned: Owned | None,
 ) -> ConsumerMember:
     """The member's next current assignment; the same object when nothing changes."""
     state = member.state
@@ -68,7 +69,7 @@ def _next(
     target_epoch: int,
     target: Assignment,
     owner: Owner,
-    owned: dict[uuid.UUID, set[int]] | None,
+    owned: Owned | None,
 ) -> ConsumerMember:
     has_unreleased = False
     assigned: dict[uuid.UUID, frozenset[int]] = {}

@@ -27,7 +27,7 @@ from kcsim.coordinator.records import (
 from kcsim.storage.records import Record
 
 if TYPE_CHECKING:
-    from .model import Assignment, ConsumerGroup, ConsumerMember
+    from .model import Assignment, ConsumerMember
 
 
 def to_topic_partitions(assignment: Assignment) -> list[TopicPartitions]:
@@ -91,23 +91,3 @@ def current_record(group_id: str, m: ConsumerMember) -> Record:
             partitions_pending_revocation=to_topic_partitions(m.pending_revocation),
         ),
     )
-
-
-def member_tombstones(group_id: str, member_id: str) -> list[Record]:
-    """Kafka's removeMember order: current assignment, target, then subscription."""
-    return [
-        Record(ConsumerGroupCurrentMemberAssignmentKey(group_id, member_id), None),
-        Record(ConsumerGroupTargetAssignmentMemberKey(group_id, member_id), None),
-        Record(ConsumerGroupMemberKey(group_id, member_id), None),
-    ]
-
-
-def group_tombstones(group: ConsumerGroup) -> list[Record]:
-    """Everything the group wrote, deleted (Kafka's createGroupTombstoneRecords order)."""
-    gid = group.group_id
-    records = [Record(ConsumerGroupCurrentMemberAssignmentKey(gid, m), None) for m in group.members]
-    records += [Record(ConsumerGroupTargetAssignmentMemberKey(gid, m), None) for m in group.members]
-    records.append(Record(ConsumerGroupTargetAssignmentMetadataKey(gid), None))
-    records += [Record(ConsumerGroupMemberKey(gid, m), None) for m in group.members]
-    records.append(Record(ConsumerGroupMetadataKey(gid), None))
-    return records

@@ -14,11 +14,12 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from ..shared.interface import TopicLookup
     from .model import ConsumerGroup
 
 REGEX_REFRESH_MS = 10_000
@@ -35,15 +36,18 @@ def regex_problem(pattern: str) -> str | None:
     return None
 
 
-def all_topic_names(topics: Any) -> Iterable[str]:
+def all_topic_names(topics: TopicLookup) -> Iterable[str]:
     """Every topic name the broker has; empty when the lookup cannot list them."""
     names = getattr(topics, "topic_names", None)
     return names() if names is not None else ()
 
 
-def refresh_regexes(group: ConsumerGroup, topics: Any, now_ms: int, force: bool = False) -> None:
+def refresh_regexes(
+    group: ConsumerGroup, topics: TopicLookup, now_ms: int, force: bool = False
+) -> None:
     if not group.regex_counts:
-        group.resolved_regex.clear()
+        if group.resolved_regex:
+            group.resolved_regex = {}
         return
     due = (
         force
@@ -66,7 +70,7 @@ def refresh_regexes(group: ConsumerGroup, topics: Any, now_ms: int, force: bool 
     group.regex_refreshed_at = now_ms
 
 
-def subscription_metadata(group: ConsumerGroup, topics: Any) -> Metadata:
+def subscription_metadata(group: ConsumerGroup, topics: TopicLookup) -> Metadata:
     meta: Metadata = {}
     for name in group.subscribed_topics():
         count = topics.partition_count(name)

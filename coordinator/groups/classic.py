@@ -4,29 +4,38 @@ A group holds its members, its static-member index, the members a rebalance
 still waits for, and the protocol votes. Pending requests (a parked JoinGroup
 or SyncGroup) are held as `Waiter`s on the member they belong to. Nothing here
 knows about time or I/O: callers pass `now_ms` where a timestamp is recorded.
+
+Every change goes through a method here, which first lets the journal keep a
+before-image of what it changes (the group, or one member): a handler that
+raises half-way leaves the group as it found it.
 """
 
 from __future__ import annotations
 
+from operator import attrgetter
 from sys import intern
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
-from .state import COMPLETING_REBALANCE, DEAD, EMPTY, GroupState, can_rebalance, check_transition
+from .state import (
+    COMPLETING_REBALANCE,
+    DEAD,
+    EMPTY,
+    PREPARING_REBALANCE,
+    GroupState,
+    can_rebalance,
+    check_transition,
+)
 from .subscription import union_of_subscriptions
 
 if TYPE_CHECKING:
     from kcsim.coordinator.records import GroupMetadataValue
 
+    from ..shared.journal import Journal
+    from ..shared.runtime import Waiter
+
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
 Protocols = list[tuple[str, bytes]]  # (protocol name, metadata) in the member's preference order
-
-
-class Waiter(NamedTuple):
-    """A request parked until the group can answer it, and the version to answer in."""
-
-    token: object
-    version: int
 
 
 class Member:
@@ -121,18 +130,43 @@ class Member:
             return False
         return self.join_waiter is not None or self.sync_waiter is not None
 
+    # -- the journal's before-image (what a call may change on a member) -------------
+
+    def image(self) -> object:
+        return _member_fields(self)
+
+    def restore(self, image: object) -> None:
+        assert isinstance(image, tuple)
+        for name, value in zip(_MEMBER_CHANGES, image):
+            setattr(self, name, value)
+
+
+_MEMBER_CHANGES = (
+    "_protocols",
+    "_selected_metadata",
+    "_selected_name",
+    "assignment",
+    "is_new",
+    "join_waiter",
+    "rebalance_timeout_ms",
+    "session_timeout_ms",
+    "sync_waiter",
+)
+_member_fields = attrgetter(*_MEMBER_CHANGES)
+
 
 class ClassicGroup:
     # Slots are laid out in this order: what ListGroups and DescribeGroups read
     # comes first, so a sweep over thousands of groups touches one line of each.
     __slots__ = (
+        "_journal",
         "_member_list",
         "awaiting_join_count",
+        "from_log",
         "generation",
         "group_id",
         "leader_id",
         "members",
-        "needs_session_start",
         "new_member_added",
         "pending_join",
         "pending_sync",
@@ -157,7 +191,13 @@ class ClassicGroup:
         protocol_name: str | None = None,
         leader_id: str | None = None,
         state_timestamp: int | None = None,
+        journal: Journal | None = None,
+        from_log: bool = False,
     ) -> None:
+        self._journal = journal
+        # Built by the fold from records and not changed by a request since: a later
+        # record for the group rebuilds it rather than moving its durable view.
+        self.from_log = from_log
         self.group_id = group_id
         self.state = state
         self.previous_state = DEAD
@@ -178,13 +218,42 @@ class ClassicGroup:
         self.new_member_added = False
         # The last GroupMetadataValue written for this group (None: never written).
         self.persisted: GroupMetadataValue | None = None
-        # Loaded from the log: member sessions start at the first time the coordinator sees.
-        self.needs_session_start = False
+
+    # -- changes and the journal ----------------------------------------------
+
+    def _changing(self, member: Member | None = None) -> None:
+        """Before any change: the journal keeps what it may overwrite, once per call."""
+        journal = self._journal
+        if journal is not None and journal.open:
+            journal.save(self)
+            if member is not None:
+                journal.save(member)
+        self.from_log = False
+
+    def image(self) -> object:
+        return (
+            self.state, self.previous_state, self.state_timestamp, self.protocol_type,
+            self.protocol_name, self.generation, self.leader_id, dict(self.members),
+            self._member_list, dict(self.static_members), set(self.pending_join),
+            set(self.pending_sync), self.awaiting_join_count, dict(self.protocol_support),
+            self.subscribed_topics, self.new_member_added, self.from_log,
+        )
+
+    def restore(self, image: object) -> None:
+        assert isinstance(image, tuple)
+        (
+            self.state, self.previous_state, self.state_timestamp, self.protocol_type,
+            self.protocol_name, self.generation, self.leader_id, self.members,
+            self._member_list, self.static_members, self.pending_join,
+            self.pending_sync, self.awaiting_join_count, self.protocol_support,
+            self.subscribed_topics, self.new_member_added, self.from_log,
+        ) = image
 
     # -- state ------------------------------------------------------------
 
     def transition_to(self, target: GroupState, now_ms: int) -> None:
         check_transition(self.group_id, self.state, target)
+        self._changing()
         self.previous_state = self.state
         self.state = target
         self.state_timestamp = now_ms
@@ -194,13 +263,11 @@ class ClassicGroup:
 
     # -- membership -------------------------------------------------------
 
-    def has_member(self, member_id: str) -> bool:
-        return member_id in self.members
-
     def is_leader(self, member_id: str) -> bool:
         return self.leader_id is not None and self.leader_id == member_id
 
     def add(self, member: Member, join_waiter: Waiter | None = None) -> None:
+        self._changing()
         if member.group_instance_id is not None:
             if member.group_instance_id in self.static_members:
                 raise RuntimeError(
@@ -222,6 +289,7 @@ class ClassicGroup:
         self.pending_join.discard(member.member_id)
 
     def remove(self, member_id: str) -> Member | None:
+        self._changing()
         removed = self.members.pop(member_id, None)
         if removed is not None:
             self._member_list = None
@@ -244,6 +312,7 @@ class ClassicGroup:
         session_timeout_ms: int,
         join_waiter: Waiter | None,
     ) -> None:
+        self._changing(member)
         self._count_protocols(member, -1)
         member.protocols = protocols
         self._count_protocols(member, 1)
@@ -259,15 +328,52 @@ class ClassicGroup:
         """Detach a member's parked JoinGroup so it can be answered."""
         waiter = member.join_waiter
         if waiter is not None:
+            self._changing(member)
             member.join_waiter = None
             self.awaiting_join_count -= 1
         return waiter
 
-    @staticmethod
-    def take_sync_waiter(member: Member) -> Waiter | None:
+    def take_sync_waiter(self, member: Member) -> Waiter | None:
         waiter = member.sync_waiter
-        member.sync_waiter = None
+        if waiter is not None:
+            self._changing(member)
+            member.sync_waiter = None
         return waiter
+
+    def park_sync(self, member: Member, waiter: Waiter) -> None:
+        """The member's SyncGroup waits for the leader's assignment."""
+        self._changing(member)
+        member.sync_waiter = waiter
+
+    def set_assignment(self, member: Member, assignment: bytes) -> None:
+        self._changing(member)
+        member.assignment = assignment
+
+    def mark_joined(self, member: Member) -> None:
+        """The member got its first JoinGroup answer: from now on its heartbeats count."""
+        if member.is_new:
+            self._changing(member)
+            member.is_new = False
+
+    def note_new_member(self, added: bool) -> None:
+        """Whether a member arrived during the initial rebalance delay (which then extends)."""
+        if self.new_member_added != added:
+            self._changing()
+            self.new_member_added = added
+
+    def await_sync(self, member_id: str) -> None:
+        self._changing()
+        self.pending_sync.add(member_id)
+
+    def synced(self, member_id: str) -> None:
+        if member_id in self.pending_sync:
+            self._changing()
+            self.pending_sync.discard(member_id)
+
+    def clear_pending_sync(self) -> None:
+        if self.pending_sync:
+            self._changing()
+            self.pending_sync.clear()
 
     def replace_static_member(
         self, group_instance_id: str, old_member_id: str, new_member_id: str
@@ -276,6 +382,7 @@ class ClassicGroup:
 
         Returns (old, new); the caller fences the old member's parked requests.
         """
+        self._changing()
         old = self.members.pop(old_member_id)
         new = Member(
             new_member_id,
@@ -306,6 +413,7 @@ class ClassicGroup:
     def add_pending_member(self, member_id: str) -> None:
         if member_id in self.members:
             raise RuntimeError(f"{member_id} is already a member of group {self.group_id}")
+        self._changing()
         self.pending_join.add(member_id)
 
     def is_pending_member(self, member_id: str) -> bool:
@@ -332,6 +440,7 @@ class ClassicGroup:
             return True
         for member in self.members.values():
             if member.join_waiter is not None:
+                self._changing()
                 self.leader_id = member.member_id
                 return True
         return False
@@ -372,6 +481,7 @@ class ClassicGroup:
         return best
 
     def init_next_generation(self, now_ms: int) -> None:
+        self._changing()
         self.generation += 1
         if self.members:
             self.protocol_name = self.select_protocol()
@@ -381,7 +491,7 @@ class ClassicGroup:
             self.protocol_name = None
             self.subscribed_topics = self.compute_subscribed_topics()
             self.transition_to(EMPTY, now_ms)
-        self.pending_sync.clear()
+        self.clear_pending_sync()
 
     def compute_subscribed_topics(self) -> frozenset[str] | None:
         """Kafka's computeSubscribedTopics: None unless a consumer group with parsable metadata."""
@@ -405,3 +515,8 @@ class ClassicGroup:
 
     def can_rebalance(self) -> bool:
         return can_rebalance(self.state)
+
+    def in_initial_rebalance(self) -> bool:
+        """The group's first join phase (from Empty), which group.initial.rebalance.delay.ms
+        holds open while members keep arriving."""
+        return self.state is PREPARING_REBALANCE and self.previous_state is EMPTY

@@ -8,23 +8,39 @@ and records go out through the runtime.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from kcsim.protocol.errors import ErrorCode
 
-from ..pause.classic import without_paused
+from ..shared.timers import TimerKey, heartbeat_key, join_key, sync_key
+from .fold import persist_group
+from .paused_assignment import without_paused
 from .records import group_metadata_value
 from .responses import current_members, generation_response, join_error, sync_response
-from .runtime import GroupRuntime, heartbeat_key, join_key, sync_key
-from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+from .state import (
+    COMPLETING_REBALANCE,
+    DEAD,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+    Request,
+    Rule,
+    rule,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from ..shared.runtime import GroupRuntime
     from .classic import ClassicGroup, Member
 
-INITIAL = "initial"
-REBALANCE = "rebalance"
+
+class InitialDelay(NamedTuple):
+    """The join timer of a group's first rebalance: Kafka's group.initial.rebalance.delay.ms,
+    extended while members keep arriving, for at most `remaining` more."""
+
+    delay: int
+    remaining: int
 
 
 class Rebalancer:
@@ -44,19 +60,18 @@ class Rebalancer:
     def cancel_heartbeat(self, group: ClassicGroup, member_id: str) -> None:
         self.rt.deadlines.cancel(heartbeat_key(group.group_id, member_id))
 
-    def start_loaded_sessions(self) -> None:
-        """Groups read back from the log: sessions start now, as at a Kafka coordinator load."""
-        loaded, self.rt.loaded = self.rt.loaded, []
-        for group in loaded:
-            if self.rt.groups.get(group.group_id) is not group or not group.needs_session_start:
-                continue
-            group.needs_session_start = False
-            for member in group.members.values():
-                self.reschedule_heartbeat(group, member)
-            if len(group.members) > self.rt.config.group_max_size:
-                self.prepare_rebalance(group)
+    def start_loaded(self, group_id: str) -> None:
+        """A group read back from the log: sessions start now, as at a Kafka coordinator load."""
+        group = self.rt.groups.get(group_id)
+        if group is None:
+            return
+        for member in group.members.values():
+            self.reschedule_heartbeat(group, member)
+        if len(group.members) > self.rt.config.group_max_size:
+            self.prepare_rebalance(group)
 
-    def on_heartbeat_expired(self, group_id: str, member_id: str) -> None:
+    def on_heartbeat_expired(self, key: TimerKey, _: object) -> None:
+        group_id, member_id = key.group_id, key.member_id
         group = self.rt.groups.get(group_id)
         if group is None or group.state is DEAD:
             return
@@ -75,9 +90,10 @@ class Rebalancer:
             self.rt.respond(waiter.token, join_error(waiter.version, ErrorCode.UNKNOWN_MEMBER_ID))
         self.rt.drop(member.sync_waiter)
         group.remove(member.member_id)
-        if group.state is STABLE or group.state is COMPLETING_REBALANCE:
+        does = rule(Request.LEAVE, group.state)
+        if does is Rule.LEAVE_REBALANCE:
             self.maybe_prepare_rebalance_or_complete_join(group)
-        elif group.state is PREPARING_REBALANCE and group.has_all_members_joined():
+        elif does is Rule.LEAVE_JOIN_MAY_END and group.has_all_members_joined():
             self.complete_join(group)
 
     def remove_member_silently(self, group: ClassicGroup, member_id: str) -> None:
@@ -107,7 +123,7 @@ class Rebalancer:
             delay = self.rt.config.initial_rebalance_delay_ms
             remaining = max(group.rebalance_timeout_ms() - delay, 0)
             self.rt.deadlines.schedule(
-                join_key(group.group_id), self.rt.now + delay, (INITIAL, delay, remaining)
+                join_key(group.group_id), self.rt.now + delay, InitialDelay(delay, remaining)
             )
         group.transition_to(PREPARING_REBALANCE, self.rt.now)
         if not initial:
@@ -118,25 +134,24 @@ class Rebalancer:
             self.complete_join(group)
         else:
             self.rt.deadlines.schedule(
-                join_key(group.group_id), self.rt.now + group.rebalance_timeout_ms(), (REBALANCE,)
+                join_key(group.group_id), self.rt.now + group.rebalance_timeout_ms()
             )
 
     def maybe_complete_join_phase(self, group: ClassicGroup) -> None:
         """Complete the join phase once everybody rejoined, except during the initial delay."""
-        if group.state is not PREPARING_REBALANCE:
-            return
-        if group.previous_state is EMPTY:
+        if group.state is not PREPARING_REBALANCE or group.in_initial_rebalance():
             return
         if not group.has_all_members_joined():
             return
         self.complete_join(group)
 
-    def on_join_timer(self, group_id: str, payload: tuple) -> None:
-        group = self.rt.groups.get(group_id)
+    def on_join_timer(self, key: TimerKey, initial: object) -> None:
+        """The join phase is over: the initial delay (maybe extended) or the rebalance time-out."""
+        group = self.rt.groups.get(key.group_id)
         if group is None:
             return
-        if payload[0] == INITIAL:
-            self.try_complete_initial_rebalance(group, payload[1], payload[2])
+        if isinstance(initial, InitialDelay):
+            self.try_complete_initial_rebalance(group, initial.delay, initial.remaining)
         else:
             self.complete_join(group)
 
@@ -148,13 +163,13 @@ class Rebalancer:
         The extensions never exceed the rebalance timeout.
         """
         if group.new_member_added and remaining != 0:
-            group.new_member_added = False
+            group.note_new_member(False)
             new_delay = min(self.rt.config.initial_rebalance_delay_ms, remaining)
             new_remaining = max(remaining - delay, 0)
             self.rt.deadlines.schedule(
                 join_key(group.group_id),
                 self.rt.now + new_delay,
-                (INITIAL, new_delay, new_remaining),
+                InitialDelay(new_delay, new_remaining),
             )
         else:
             self.complete_join(group)
@@ -169,12 +184,12 @@ class Rebalancer:
             return
         if not group.maybe_elect_new_joined_leader() and group.members:
             rt.deadlines.schedule(
-                join_key(group.group_id), rt.now + _postpone_ms(group), (REBALANCE,)
+                join_key(group.group_id), rt.now + _postpone_ms(group)
             )
             return
         group.init_next_generation(rt.now)
         if group.state is EMPTY:
-            rt.persist_group(group, group_metadata_value(group, {}))
+            persist_group(rt, group, group_metadata_value(group, {}))
             return
         leader_view = None
         for member in group.members.values():
@@ -189,8 +204,8 @@ class Rebalancer:
                     generation_response(waiter.version, group, member.member_id, members=members),
                 )
             self.reschedule_heartbeat(group, member)
-            member.is_new = False
-            group.pending_sync.add(member.member_id)
+            group.mark_joined(member)
+            group.await_sync(member.member_id)
         rt.deadlines.schedule(
             sync_key(group.group_id), rt.now + group.rebalance_timeout_ms(), group.generation
         )
@@ -198,11 +213,11 @@ class Rebalancer:
     # -- sync phase ---------------------------------------------------------
 
     def remove_sync_expiration(self, group: ClassicGroup) -> None:
-        group.pending_sync.clear()
+        group.clear_pending_sync()
         self.rt.deadlines.cancel(sync_key(group.group_id))
 
-    def on_sync_expired(self, group_id: str, generation: int) -> None:
-        group = self.rt.groups.get(group_id)
+    def on_sync_expired(self, key: TimerKey, generation: object) -> None:
+        group = self.rt.groups.get(key.group_id)
         if group is None or generation != group.generation:
             return
         if group.state is not COMPLETING_REBALANCE and group.state is not STABLE:
@@ -213,7 +228,7 @@ class Rebalancer:
             self.prepare_rebalance(group)
 
     def remove_pending_sync_member(self, group: ClassicGroup, member_id: str) -> None:
-        group.pending_sync.discard(member_id)
+        group.synced(member_id)
         if group.state is COMPLETING_REBALANCE or group.state is STABLE:
             if not group.pending_sync:
                 self.rt.deadlines.cancel(sync_key(group.group_id))
@@ -223,7 +238,7 @@ class Rebalancer:
     def reset_and_propagate_assignment_with_error(self, group: ClassicGroup, error: int) -> None:
         assert group.state is COMPLETING_REBALANCE
         for member in group.members.values():
-            member.assignment = b""
+            group.set_assignment(member, b"")
         self.propagate_assignment(group, error)
 
     def set_and_propagate_assignment(
@@ -231,7 +246,7 @@ class Rebalancer:
     ) -> None:
         assert group.state is COMPLETING_REBALANCE
         for member in group.members.values():
-            member.assignment = assignment.get(member.member_id, b"")
+            group.set_assignment(member, assignment.get(member.member_id, b""))
         self.propagate_assignment(group, ErrorCode.NONE)
 
     def propagate_assignment(self, group: ClassicGroup, error: int) -> None:
@@ -256,7 +271,7 @@ class Rebalancer:
         """The leader's assignment: store the generation, then answer every parked SyncGroup."""
         full = {m: assignments.get(m, b"") for m in group.members}
         full = dict(without_paused(self.rt, group, full))
-        self.rt.persist_group(group, group_metadata_value(group, full))
+        persist_group(self.rt, group, group_metadata_value(group, full))
         self.set_and_propagate_assignment(group, full)
         group.transition_to(STABLE, self.rt.now)
 

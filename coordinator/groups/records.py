@@ -9,14 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kcsim.coordinator.records import (
-    GroupMemberValue,
-    GroupMetadataKey,
-    GroupMetadataValue,
-    OffsetCommitKey,
-    OffsetCommitValue,
-)
-from kcsim.storage.records import Record
+from kcsim.coordinator.records import GroupMemberValue, GroupMetadataValue
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -66,13 +59,3 @@ def new_group_metadata_value(group: ClassicGroup) -> GroupMetadataValue:
         state_timestamp=-1 if group.state_timestamp is None else group.state_timestamp,
         members=[],
     )
-
-
-def group_record(group_id: str, value: GroupMetadataValue | None) -> Record:
-    return Record(GroupMetadataKey(group_id), value)
-
-
-def offset_record(
-    group_id: str, topic: str, partition: int, value: OffsetCommitValue | None
-) -> Record:
-    return Record(OffsetCommitKey(group_id, topic, partition), value)

@@ -16,11 +16,15 @@ from typing import TYPE_CHECKING, Any
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 
-from ..groups.state import COMPLETING_REBALANCE, STABLE
-from .registry import PausedSet, paused_record
+from ..groups.state import Request, Rule, rule
+from ..shared.paused import PausedSet, paused_record
 
 if TYPE_CHECKING:
+    from ..consumer.groups import ConsumerGroups
     from ..groups.classic import ClassicGroup
+    from ..groups.rebalance import Rebalancer
+    from ..shared.interface import RequestContext
+    from ..shared.runtime import GroupRuntime
 
 E = ErrorCode
 PauseResponse = response_class(1000)
@@ -31,15 +35,17 @@ UNKNOWN_PARTITION_MESSAGE = E.UNKNOWN_TOPIC_OR_PARTITION.message
 
 
 class PauseHandlers:
-    def __init__(self, runtime: Any, consumer_groups: Any, rebalancer: Any) -> None:
+    def __init__(
+        self, runtime: GroupRuntime, consumer_groups: ConsumerGroups, rebalancer: Rebalancer
+    ) -> None:
         self.rt = runtime
         self.consumer = consumer_groups
         self.rb = rebalancer
 
-    def pause(self, version: int, request: Any, ctx: Any) -> Any:
+    def pause(self, version: int, request: Any, ctx: RequestContext) -> Any:
         return self._change(request, PauseResponse, "PausePartitions", pausing=True)
 
-    def resume(self, version: int, request: Any, ctx: Any) -> Any:
+    def resume(self, version: int, request: Any, ctx: RequestContext) -> Any:
         return self._change(request, ResumeResponse, "ResumePartitions", pausing=False)
 
     def _change(self, request: Any, cls: Any, name: str, pausing: bool) -> Any:
@@ -74,22 +80,23 @@ class PauseHandlers:
                 answer.partitions.append(partition_cls(partition_index=index, error_code=E.NONE))
         if changed:
             rt.write(paused_record(gid, paused))
-            self.take_effect(gid)
+            self.take_effect(gid, paused)
         return cls(error_code=E.NONE, responses=list(answers.values()))
 
-    def take_effect(self, group_id: str) -> None:
-        """Re-assign the group without (or again with) the partitions whose pause changed."""
+    def take_effect(self, group_id: str, paused: PausedSet) -> None:
+        """Re-assign the group without (or again with) the partitions whose pause changed
+        (`paused`: the group's paused set as this call wrote it)."""
         group = self.rt.consumer_groups.get(group_id)
         if group is not None:
             if group.members:
-                self.consumer.reassign_now(group)
+                self.consumer.reassign_now(group, paused)
             return
         classic: ClassicGroup | None = self.rt.groups.get(group_id)
         if (classic is not None and classic.uses_consumer_protocol()
-                and (classic.state is STABLE or classic.state is COMPLETING_REBALANCE)):
+                and rule(Request.PAUSE, classic.state) is Rule.REBALANCE):
             self.rb.prepare_rebalance(classic)
 
-    def list_paused(self, version: int, request: Any, ctx: Any) -> Any:
+    def list_paused(self, version: int, request: Any, ctx: RequestContext) -> Any:
         rt = self.rt
         gid = request.group_id
         if not rt.group_exists(gid):
@@ -111,12 +118,7 @@ class PauseHandlers:
         listed.sort(key=lambda t: t.name)
         return ListPausedResponse(error_code=E.NONE, topics=listed)
 
-    # -- groups and topics going away ----------------------------------------------
-
-    def clear(self, group_id: str) -> None:
-        """The group is deleted: so is its paused set."""
-        if self.rt.paused.get(group_id):
-            self.rt.write(paused_record(group_id, {}))
+    # -- topics going away -----------------------------------------------------------
 
     def topic_deleted(self, topic_id: uuid.UUID) -> None:
         for group_id in sorted(self.rt.paused.groups_of_topic(topic_id)):

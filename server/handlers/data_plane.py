@@ -193,7 +193,8 @@ def list_offsets(broker: Any, ctx: Any, request: Any) -> Any:
 InitProducerIdResponse = response_class(22)
 
 
-@serves(22)
+# Kafka 4.4 declares v6 (KIP-939 two-phase commit) unstable and does not advertise it.
+@serves(22, max_version=5)
 def init_producer_id(broker: Any, ctx: Any, request: Any) -> Any:
     """Idempotent producers only: ids are handed out, sequences are not enforced."""
     if request.transactional_id is not None:

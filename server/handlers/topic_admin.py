@@ -51,9 +51,9 @@ def create_topics(broker: Any, ctx: Any, request: Any) -> Any:
             err, msg = ErrorCode.POLICY_VIOLATION, _TOO_LARGE
         partitions = _partitions(broker, t)
         configs = {c.name: c.value for c in t.configs if c.value is not None}
-        topic_id = uuid.UUID(int=0)
+        # Kafka names even a validated-only topic with a fresh id.
+        topic_id = uuid.uuid4() if err == 0 else uuid.UUID(int=0)
         if err == 0 and not request.validate_only:
-            topic_id = uuid.uuid4()
             records.append(topic_record(name, topic_id, partitions, configs))
         ok = err == 0
         results.append(R.CreatableTopicResult(
@@ -63,7 +63,7 @@ def create_topics(broker: Any, ctx: Any, request: Any) -> Any:
             num_partitions=partitions if ok else -1,
             replication_factor=1 if ok else -1,
             configs=[_config_entry(R.CreatableTopicConfigs, k, v, configs)
-                     for k, v in sorted({**DEFAULT_TOPIC_CONFIGS, **configs}.items())] if ok else None,
+                     for k, v in sorted({**DEFAULT_TOPIC_CONFIGS, **configs}.items())] if ok else [],
         ))
     return broker.change(records, R(throttle_time_ms=0, topics=results))
 

@@ -6,7 +6,7 @@ import itertools
 import uuid
 from typing import Any
 
-from kcsim.coordinator.groups import Caller, GroupConfig, GroupCoordinator
+from kcsim.coordinator import Caller, GroupConfig, GroupCoordinator
 from kcsim.protocol.codecs import codec, request_class
 
 HeartbeatRequest = request_class(68)

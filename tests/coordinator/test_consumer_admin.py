@@ -141,7 +141,7 @@ def test_a_running_classic_group_is_not_a_consumer_group() -> None:
 
 def _joining_classic_group(h: Harness, group: str) -> None:
     """A classic member in the middle of joining (its JoinGroup parks for the rebalance)."""
-    from kcsim.coordinator.groups import Caller
+    from kcsim.coordinator import Caller
 
     from .consumer_harness import Token
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kcsim.coordinator import GroupConfig, GroupCoordinator, assignor_names
 from kcsim.coordinator.consumer.assignors import MemberSpec, range_, uniform
 
 T1 = uuid.UUID(int=1)
@@ -95,3 +97,13 @@ def test_uniform_places_every_assignable_partition_once(
         every_partition_once(current, {t: ps for t, ps in available.items() if t in subscribed})
         if all(m.topics == members[0].topics for m in members):
             assert max(sizes(current)) - min(sizes(current)) <= 1
+
+
+def test_configured_assignor_names_are_parsed_and_checked_in_one_place() -> None:
+    assert assignor_names(" range, uniform ") == ("range", "uniform")
+    assert assignor_names(["uniform"]) == ("uniform",)
+    for bad in ("", "sticky", "uniform,cooperative", "range,range"):
+        with pytest.raises(ValueError, match="assignors must be distinct names from uniform, range"):
+            assignor_names(bad)
+    with pytest.raises(ValueError, match="assignors"):
+        GroupCoordinator(GroupConfig(consumer_group_assignors=("roundrobin",)), topics=None)  # type: ignore[arg-type]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kcsim.coordinator.groups import GroupConfig
+from kcsim.coordinator import GroupConfig
 from kcsim.coordinator.records import GroupMetadataKey
 from kcsim.protocol.errors import ErrorCode as E
 

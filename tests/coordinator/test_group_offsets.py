@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from kcsim.coordinator.groups import GroupConfig
+from kcsim.coordinator import GroupConfig
 from kcsim.coordinator.records import GroupMetadataKey, OffsetCommitKey
 from kcsim.protocol.errors import ErrorCode as E
 

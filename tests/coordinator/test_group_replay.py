@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from kcsim.coordinator.groups import GroupConfig, GroupCoordinator
+from kcsim.coordinator import GroupConfig, GroupCoordinator
 from kcsim.coordinator.records import COORDINATOR_RECORD_TYPES
 from kcsim.protocol.errors import ErrorCode as E
 from kcsim.storage.records import Record, RecordTypes

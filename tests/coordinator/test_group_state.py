@@ -7,7 +7,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kcsim.coordinator.groups.classic import ClassicGroup
-from kcsim.coordinator.groups.deadlines import Deadlines
 from kcsim.coordinator.groups.state import (
     ALLOWED_PREVIOUS,
     COMPLETING_REBALANCE,
@@ -19,6 +18,7 @@ from kcsim.coordinator.groups.state import (
     IllegalTransition,
     can_rebalance,
 )
+from kcsim.coordinator.shared.deadlines import Deadlines
 
 
 def test_wire_names_are_kafkas():

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from kcsim.coordinator.groups import GroupConfig, GroupCoordinator
+from kcsim.coordinator import GroupConfig, GroupCoordinator
 from kcsim.protocol.errors import ErrorCode as E
 from kcsim.storage.records import Record
 

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from kcsim.coordinator.groups import GroupConfig
+from kcsim.coordinator import GroupConfig
 from kcsim.server import cli, config
 from kcsim.server.app import build, group_config
 

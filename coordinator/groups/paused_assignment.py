@@ -1,4 +1,4 @@
-"""Pausing in classic groups (a kcsim extension beyond KIP-1249).
+"""Paused partitions left out of a classic group's assignment (a kcsim extension beyond KIP-1249).
 
 Classic consumers assign partitions among themselves, so the coordinator
 cannot change a target; instead, for groups of protocol type `consumer`, it
@@ -10,32 +10,30 @@ resuming trigger a rebalance so the change reaches every member.
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kcsim.protocol.codecs import data_codec
 from kcsim.protocol.consumer_protocol import decode_assignment, encode_assignment
 from kcsim.protocol.primitives import DecodeError
 
+from ..shared.paused import paused_by_name
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from ..shared.runtime import GroupRuntime
+    from .classic import ClassicGroup
 
 _VERSION = struct.Struct(">h")
 
 
-def paused_by_name(rt: Any, group_id: str) -> dict[str, frozenset[int]]:
-    out = {}
-    for topic_id, (_, partitions) in rt.paused.get(group_id).items():
-        name = rt.topics.topic_name(topic_id)
-        if name is not None:
-            out[name] = partitions
-    return out
-
-
-def without_paused(rt: Any, group: Any, assignments: Mapping[str, bytes]) -> Mapping[str, bytes]:
+def without_paused(
+    rt: GroupRuntime, group: ClassicGroup, assignments: Mapping[str, bytes]
+) -> Mapping[str, bytes]:
     """The leader's assignments with the group's paused partitions taken out."""
     if not group.uses_consumer_protocol():
         return assignments
-    paused = paused_by_name(rt, group.group_id)
+    paused = paused_by_name(rt.paused, rt.topics, group.group_id)
     if not paused:
         return assignments
     return {member_id: filter_assignment(raw, paused) for member_id, raw in assignments.items()}

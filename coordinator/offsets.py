@@ -16,19 +16,20 @@ from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 from kcsim.storage.records import Record
 
-from ..pause.classic import paused_by_name
-from ..pause.registry import paused_record
-from .classic import ClassicGroup
-from .membership import validate_member
-from .records import group_record, offset_record
-from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+from .groups.membership import validate_member
+from .groups.state import Request, Rule, rule
+from .shared.paused import paused_by_name
+from .shared.record_helpers import offset_record
+from .shared.removal import remove_group
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .interface import RequestContext
-    from .rebalance import Rebalancer
-    from .runtime import GroupRuntime
+    from .consumer.model import ConsumerGroup
+    from .groups.classic import ClassicGroup
+    from .groups.rebalance import Rebalancer
+    from .shared.interface import RequestContext
+    from .shared.runtime import GroupRuntime
 
 E = ErrorCode
 
@@ -103,10 +104,9 @@ def _merge(
 
 
 class OffsetHandlers:
-    def __init__(self, runtime: GroupRuntime, rebalancer: Rebalancer, consumer: Any) -> None:
+    def __init__(self, runtime: GroupRuntime, rebalancer: Rebalancer) -> None:
         self.rt = runtime
         self.rb = rebalancer
-        self.consumer = consumer
 
     # -- OffsetCommit -------------------------------------------------------
 
@@ -142,7 +142,7 @@ class OffsetHandlers:
         refused = None
         if error == E.UNKNOWN_MEMBER_ID and _is_admin_commit(version, request):
             # KIP-1249: an admin may reset the offsets of paused partitions of a running group.
-            paused = paused_by_name(self.rt, request.group_id)
+            paused = paused_by_name(self.rt.paused, self.rt.topics, request.group_id)
             if paused:
                 error = E.NONE
                 refused = paused
@@ -163,8 +163,8 @@ class OffsetHandlers:
         group = self.rt.groups.get(group_id)
         if (
             group is not None
-            and (group.state is STABLE or group.state is PREPARING_REBALANCE)
             and request.member_id in group.members
+            and rule(Request.COMMIT, group.state) is Rule.COMMIT_ALIVE
         ):
             # Commits keep a classic member's session alive.
             self.rb.reschedule_heartbeat(group, group.members[request.member_id])
@@ -181,7 +181,6 @@ class OffsetHandlers:
             parts: list[Any] = []
             append = parts.append
             not_paused = None if refused is None else refused.get(name, frozenset())
-            stored = None
             for p in partitions:
                 index = p.partition_index
                 if not_paused is not None and index not in not_paused:
@@ -197,10 +196,7 @@ class OffsetHandlers:
                 commit_ts = now
                 if explicit_timestamps and p.commit_timestamp != -1:
                     commit_ts = p.commit_timestamp
-                if stored is None:
-                    stored = self.rt.stored_offsets(group_id, name)
-                # The offset fold (GroupRuntime._apply_offset) inlined: this is the hot loop.
-                stored[index] = value = OffsetCommitValue(
+                value = OffsetCommitValue(
                     p.committed_offset,
                     p.committed_leader_epoch if with_epoch else -1,
                     metadata,
@@ -214,7 +210,8 @@ class OffsetHandlers:
         return OffsetCommitResponse(topics=_merge(rejected, use_ids, answered))
 
     def _validate_commit(self, version: int, request: Any) -> int:
-        """Kafka's ClassicGroup.validateOffsetCommit; a manual commit creates a simple group."""
+        """Kafka's ClassicGroup.validateOffsetCommit; a manual commit to an unknown id makes a
+        simple group (the fold creates it with the first offset)."""
         generation = request.generation_id_or_member_epoch if version >= 1 else -1
         member_id = request.member_id if version >= 1 else ""
         instance_id = request.group_instance_id if version >= 7 else None
@@ -225,23 +222,24 @@ class OffsetHandlers:
         if group is None:
             if generation >= 0:
                 return E.GROUP_ID_NOT_FOUND if version >= 9 else E.ILLEGAL_GENERATION
-            group = self.rt.groups[request.group_id] = ClassicGroup(request.group_id, self.rt.now)
-        if group.state is DEAD:
-            return E.COORDINATOR_NOT_AVAILABLE
-        if generation < 0 and group.state is EMPTY:
             return E.NONE
+        outside = rule(Request.OUTSIDE_COMMIT, group.state)
+        if outside is Rule.UNAVAILABLE:
+            return E.COORDINATOR_NOT_AVAILABLE
+        if generation < 0 and outside is Rule.COMMIT:
+            return E.NONE  # an Empty group takes any commit without a generation
         if generation >= 0 or member_id or instance_id is not None:
             error = validate_member(group, member_id, instance_id)
             if error:
                 return error
             if generation != group.generation:
                 return E.ILLEGAL_GENERATION
-        elif group.state is not EMPTY:
-            # A commit without member id and generation only works while nobody is in the group.
-            return E.UNKNOWN_MEMBER_ID
-        if group.state is COMPLETING_REBALANCE:
-            return E.REBALANCE_IN_PROGRESS
-        return E.NONE
+            if rule(Request.COMMIT, group.state) is Rule.REBALANCING:
+                return E.REBALANCE_IN_PROGRESS
+            return E.NONE
+        # MEMBERS_ONLY: a commit without member id and generation only works while nobody
+        # is in the group.
+        return E.UNKNOWN_MEMBER_ID
 
     # -- OffsetFetch --------------------------------------------------------
 
@@ -393,14 +391,13 @@ class OffsetHandlers:
         subscribed: Callable[[str], bool]
         if consumer_group is not None:
             subscribed = consumer_group.subscribed_topics().__contains__
-        elif group is None or group.state is DEAD:
-            return OffsetDeleteResponse(error_code=E.GROUP_ID_NOT_FOUND)
-        elif (
-            group.state in (STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE)
-            and not group.uses_consumer_protocol()
-        ):
-            return OffsetDeleteResponse(error_code=E.NON_EMPTY_GROUP)
         else:
+            does = Rule.NOT_FOUND if group is None else rule(Request.OFFSET_DELETE, group.state)
+            if does is Rule.NOT_FOUND:
+                return OffsetDeleteResponse(error_code=E.GROUP_ID_NOT_FOUND)
+            assert group is not None
+            if does is Rule.DELETE_UNSUBSCRIBED and not group.uses_consumer_protocol():
+                return OffsetDeleteResponse(error_code=E.NON_EMPTY_GROUP)
             subscribed = group.is_subscribed_to_topic
         for name, partitions in valid:
             if subscribed(name):
@@ -410,47 +407,42 @@ class OffsetHandlers:
                         DeletePartition(partition_index=p, error_code=E.GROUP_SUBSCRIBED_TO_TOPIC),
                     )
                 continue
+            deleted = set()
             for p in partitions:
                 out.add(name, DeletePartition(partition_index=p, error_code=E.NONE))
-                if self.rt.offsets.get(group_id, name, p) is not None:
+                if p not in deleted and self.rt.offsets.get(group_id, name, p) is not None:
+                    deleted.add(p)
                     self.rt.write(offset_record(group_id, name, p, None))
         return OffsetDeleteResponse(error_code=E.NONE, topics=out.order)
-
-    # -- deleting a group's offsets (DeleteGroups) ----------------------------
-
-    def delete_all_offsets(self, group_id: str) -> int:
-        offsets = self.rt.offsets.group(group_id)
-        if not offsets:
-            return 0
-        doomed = [(t, p) for t, parts in offsets.items() for p in parts]
-        for topic, partition in doomed:
-            self.rt.write(offset_record(group_id, topic, partition, None))
-        return len(doomed)
 
     # -- retention (KIP-211) --------------------------------------------------
 
     def expire_offsets(self) -> None:
         """Kafka's cleanupGroupMetadata: drop expired offsets, then Empty groups left with none."""
-        for group_id in list(self.rt.groups):
-            group = self.rt.groups[group_id]
-            if self._cleanup_expired_offsets(group_id, expiration_base(group),
-                                             group.is_subscribed_to_topic):
-                left = self.rt.groups.get(group_id)
-                if left is not None and left.state is EMPTY:
-                    self.rt.write(group_record(group_id, None))
-                    self._clear_paused(group_id)
-        for group_id in list(self.rt.consumer_groups):
-            consumer_group = self.rt.consumer_groups[group_id]
+        rt = self.rt
+        for group_id, group in rt.groups.items():
+            if group_id in rt.failed:
+                continue
+            expired, all_expired = self._expired_offsets(
+                group_id, expiration_base(group), group.is_subscribed_to_topic)
+            if all_expired and rule(Request.DELETE, group.state) is Rule.DELETE_GROUP:
+                remove_group(rt, group_id)
+            else:
+                self._delete_offsets(group_id, expired)
+        for group_id, consumer_group in rt.consumer_groups.items():
+            if group_id in rt.failed:
+                continue
             subscribed = consumer_group.subscribed_topics()
-            all_expired = self._cleanup_expired_offsets(group_id, _commit_time,
-                                                        subscribed.__contains__)
+            expired, all_expired = self._expired_offsets(group_id, _commit_time,
+                                                         subscribed.__contains__)
             if all_expired and not consumer_group.members:
-                self._clear_paused(group_id)
-                self.consumer.delete(consumer_group)
+                remove_group(rt, group_id)
+            else:
+                self._delete_offsets(group_id, expired)
 
-    def _clear_paused(self, group_id: str) -> None:
-        if self.rt.paused.get(group_id):
-            self.rt.write(paused_record(group_id, {}))
+    def _delete_offsets(self, group_id: str, partitions: list[tuple[str, int]]) -> None:
+        for topic, partition in partitions:
+            self.rt.write(offset_record(group_id, topic, partition, None))
 
     def _validate_fetch(self, request_group: Any) -> int:
         """Kafka's ConsumerGroup.validateOffsetFetch (v9+); classic groups check nothing."""
@@ -467,18 +459,18 @@ class OffsetHandlers:
             return E.STALE_MEMBER_EPOCH
         return E.NONE
 
-    def _cleanup_expired_offsets(
+    def _expired_offsets(
         self,
         group_id: str,
         base: Callable[[OffsetCommitValue], int] | None,
         is_subscribed: Callable[[str], bool],
-    ) -> bool:
-        """Write tombstones for expired offsets; True when the group has none left."""
+    ) -> tuple[list[tuple[str, int]], bool]:
+        """The group's expired offsets, and whether that is all of them."""
         offsets = self.rt.offsets.group(group_id)
         if offsets is None:
-            return True
+            return [], True
         if base is None:
-            return False
+            return [], False
         now = self.rt.now
         retention = self.rt.config.offsets_retention_ms
         all_expired = True
@@ -492,12 +484,12 @@ class OffsetHandlers:
                     expired.append((topic, partition))
                 else:
                     all_expired = False
-        for topic, partition in expired:
-            self.rt.write(offset_record(group_id, topic, partition, None))
-        return all_expired
+        return expired, all_expired
 
 
-def validate_consumer_commit(group: Any, version: int, member_id: str, epoch: int) -> int:
+def validate_consumer_commit(
+    group: ConsumerGroup, version: int, member_id: str, epoch: int
+) -> int:
     """Kafka's ConsumerGroup.validateOffsetCommit: members commit with their current epoch."""
     if epoch < 0 and not group.members:
         return E.NONE
@@ -522,20 +514,21 @@ def _is_admin_commit(version: int, request: Any) -> bool:
 
 def expiration_base(group: ClassicGroup) -> Callable[[OffsetCommitValue], int] | None:
     """What retention counts from (Kafka's offsetExpirationCondition); None: never expires."""
-    if group.protocol_type:
-        if group.state is EMPTY:
-            since_empty = group.state_timestamp
-            if since_empty is not None:
-                return lambda value: since_empty
-            return _commit_time
-        if (
-            group.uses_consumer_protocol()
-            and group.subscribed_topics is not None
-            and group.state is STABLE
-        ):
-            return _commit_time
-        return None
-    return _commit_time
+    if not group.protocol_type:
+        return _commit_time  # a simple group: offsets expire counting from their commit
+    does = rule(Request.RETENTION, group.state)
+    if does is Rule.EXPIRE_SINCE_EMPTY:
+        since_empty = group.state_timestamp
+        if since_empty is not None:
+            return lambda value: since_empty
+        return _commit_time
+    if (
+        does is Rule.EXPIRE_UNSUBSCRIBED
+        and group.uses_consumer_protocol()
+        and group.subscribed_topics is not None
+    ):
+        return _commit_time
+    return None
 
 
 def _commit_time(value: OffsetCommitValue) -> int:

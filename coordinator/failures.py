@@ -3,17 +3,24 @@
 Where the error goes depends on the API and version, as in Kafka's
 getErrorResponse methods: OffsetFetch puts a group error in every partition
 before v2, at the top level from v2 and per group from v8; OffsetCommit and
-DeleteGroups repeat it per partition or group. The shell's fault injection
-uses this to fail a request without reaching the group state.
+DeleteGroups repeat it per partition or group. A request that raised is
+answered UNKNOWN_SERVER_ERROR this way, and one naming a failed group
+COORDINATOR_NOT_AVAILABLE: for the APIs that name many groups, only the failed
+groups' entries (`group_ids`, `only_groups`, `merge_groups`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from kcsim.protocol.codecs import response_class
 
-from .responses import heartbeat_response, join_error, leave_response, sync_response
+from .groups.responses import heartbeat_response, join_error, leave_response, sync_response
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
 
 
 def error_response(api_key: int, version: int, request: Any, error: int) -> Any:
@@ -149,3 +156,63 @@ _BUILDERS = {
     1001: _pause_change(1001),
     1002: _list_paused,
 }
+
+
+# -- requests naming many groups ------------------------------------------------------
+
+# API key -> (the request's field of group ids, the response's field of per-group entries)
+_MANY_GROUPS = {15: ("groups", "groups"), 42: ("groups_names", "results"),
+                69: ("group_ids", "groups")}
+
+
+def _many(api_key: int, version: int) -> tuple[str, str] | None:
+    if api_key == 9 and version >= 8:
+        return ("groups", "groups")
+    return _MANY_GROUPS.get(api_key)
+
+
+def group_ids(api_key: int, version: int, request: Any) -> list[str]:
+    """The groups a request names (none for ListGroups)."""
+    if api_key == 16:
+        return []
+    many = _many(api_key, version)
+    if many is None:
+        return [request.group_id]
+    named = getattr(request, many[0]) or []
+    if api_key == 9:
+        return [g.group_id for g in named]
+    return list(named)
+
+
+def answered_per_group(api_key: int, version: int) -> bool:
+    """Whether the API answers each group it names on its own (an error for one, not all)."""
+    return _many(api_key, version) is not None
+
+
+def only_groups(api_key: int, version: int, request: Any, keep: Collection[str]) -> Any:
+    """The request narrowed to the groups in `keep`, in their order."""
+    many = _many(api_key, version)
+    assert many is not None
+    named = getattr(request, many[0]) or []
+    if api_key == 9:
+        kept = [g for g in named if g.group_id in keep]
+    else:
+        kept = [g for g in named if g in keep]
+    return msgspec.structs.replace(request, **{many[0]: kept})
+
+
+def merge_groups(api_key: int, version: int, request: Any, *responses: Any) -> Any:
+    """One response answering every group the request named, in its order, from responses
+    that each answered some of them (the first response gives the rest of its fields)."""
+    many = _many(api_key, version)
+    assert many is not None
+    entries: dict[str, list[Any]] = {}
+    for response in responses:
+        for entry in getattr(response, many[1]):
+            entries.setdefault(entry.group_id, []).append(entry)
+    merged = []
+    for group_id in group_ids(api_key, version, request):
+        queue = entries.get(group_id)
+        if queue:
+            merged.append(queue.pop(0))
+    return msgspec.structs.replace(responses[0], **{many[1]: merged})

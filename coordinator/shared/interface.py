@@ -38,16 +38,37 @@ class Caller:
     client_host: str
 
 
+def kafka_client_host(host: str) -> str:
+    """A client's host as Kafka reports it (InetAddress.toString()): "/10.0.0.1"."""
+    return host if "/" in host else "/" + host
+
+
+@dataclass(slots=True, frozen=True)
+class Failure:
+    """A bug the coordinator contained, for the shell to log once.
+
+    A handler or timer that raised (`group_id` None for a request: it was answered
+    UNKNOWN_SERVER_ERROR and changed nothing), or a record whose fold raised: that
+    group is failed from then on and answers COORDINATOR_NOT_AVAILABLE.
+    """
+
+    what: str
+    error: BaseException
+    group_id: str | None = None
+
+
 @dataclass(slots=True)
 class Outcome:
     """Responses to send (possibly for earlier pending requests) and the records to persist first.
 
     The records are already applied to the coordinator's state; the shell only
-    makes them durable and then releases the responses.
+    makes them durable and then releases the responses. `failures` are bugs the
+    coordinator contained during the call (and fold failures met at replay).
     """
 
     responses: list[tuple[object, Any]] = field(default_factory=list)
     records: list[Record] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
 
 
 @dataclass(slots=True)

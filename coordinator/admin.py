@@ -14,14 +14,15 @@ from typing import TYPE_CHECKING, Any
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 
-from .records import group_record
-from .state import DEAD, EMPTY, STABLE
+from .groups.classic import CONSUMER_PROTOCOL_TYPE
+from .groups.state import Request, Rule, rule
+from .shared.removal import remove_group
+from .shared.states import DEAD
 
 if TYPE_CHECKING:
-    from .classic import ClassicGroup
-    from .interface import RequestContext
-    from .offsets import OffsetHandlers
-    from .runtime import GroupRuntime
+    from .groups.classic import ClassicGroup
+    from .shared.interface import RequestContext
+    from .shared.runtime import GroupRuntime
 
 E = ErrorCode
 
@@ -35,7 +36,6 @@ DeletableGroupResult = DeleteGroupsResponse.DeletableGroupResult
 
 CLASSIC_GROUP_TYPE = "classic"
 CONSUMER_GROUP_TYPE = "consumer"
-CONSUMER_PROTOCOL_TYPE = "consumer"
 
 # Kafka's AclOperation codes for the operations a GROUP resource supports.
 ACL_READ = 3
@@ -50,13 +50,8 @@ AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 
 
 class AdminHandlers:
-    def __init__(
-        self, runtime: GroupRuntime, offsets: OffsetHandlers, consumer: Any, pauses: Any
-    ) -> None:
+    def __init__(self, runtime: GroupRuntime) -> None:
         self.rt = runtime
-        self.offsets = offsets
-        self.consumer = consumer
-        self.pauses = pauses
 
     # -- ListGroups ---------------------------------------------------------
 
@@ -114,7 +109,7 @@ class AdminHandlers:
                 )
             return DescribedGroup(group_id=group_id, group_state=DEAD.value, error_code=E.NONE)
         protocol_type = group.protocol_type or ""
-        if group.state is STABLE:
+        if rule(Request.DESCRIBE, group.state) is Rule.MEMBERS_WITH_METADATA:
             protocol = group.protocol_name or ""
             members = [
                 DescribedGroupMember(
@@ -164,16 +159,13 @@ class AdminHandlers:
         if consumer_group is not None:
             if consumer_group.members:
                 return E.NON_EMPTY_GROUP
-            self.offsets.delete_all_offsets(group_id)
-            self.pauses.clear(group_id)
-            self.consumer.delete(consumer_group)
+            remove_group(self.rt, group_id)
             return E.NONE
         group = self.rt.groups.get(group_id)
-        if group is None or group.state is DEAD:
+        does = Rule.NOT_FOUND if group is None else rule(Request.DELETE, group.state)
+        if does is Rule.NOT_FOUND:
             return E.GROUP_ID_NOT_FOUND
-        if group.state is not EMPTY:
+        if does is Rule.NOT_EMPTY:
             return E.NON_EMPTY_GROUP
-        self.offsets.delete_all_offsets(group_id)
-        self.pauses.clear(group_id)
-        self.rt.write(group_record(group_id, None))
+        remove_group(self.rt, group_id)
         return E.NONE

@@ -10,6 +10,7 @@ scan.
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
 from kcsim.coordinator.records import (
     PausedTopic,
@@ -17,6 +18,9 @@ from kcsim.coordinator.records import (
     PausedTopicPartitionsValue,
 )
 from kcsim.storage.records import Record
+
+if TYPE_CHECKING:
+    from .interface import TopicLookup
 
 # topic id -> (topic name when paused, partitions)
 PausedSet = dict[uuid.UUID, tuple[str, frozenset[int]]]
@@ -71,3 +75,15 @@ def paused_record(group_id: str, paused: PausedSet) -> Record:
         if partitions
     ]
     return Record(key, PausedTopicPartitionsValue(topics) if topics else None)
+
+
+def paused_by_name(
+    paused: PausedRegistry, topics: TopicLookup, group_id: str
+) -> dict[str, frozenset[int]]:
+    """The group's paused partitions by topic name, for the topics that still exist."""
+    out = {}
+    for topic_id, (_, partitions) in paused.get(group_id).items():
+        name = topics.topic_name(topic_id)
+        if name is not None:
+            out[name] = partitions
+    return out

@@ -1,0 +1,57 @@
+"""Records any part of the coordinator writes about a group: its offsets, its classic
+metadata, and the tombstones that remove a KIP-848 group or one of its members.
+
+The tombstones follow Kafka's order (current assignment, target, then subscription;
+the group's epoch last), so replay never sees a member without its subscription
+record behind it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kcsim.coordinator.records import (
+    ConsumerGroupCurrentMemberAssignmentKey,
+    ConsumerGroupMemberKey,
+    ConsumerGroupMetadataKey,
+    ConsumerGroupTargetAssignmentMemberKey,
+    ConsumerGroupTargetAssignmentMetadataKey,
+    GroupMetadataKey,
+    GroupMetadataValue,
+    OffsetCommitKey,
+    OffsetCommitValue,
+)
+from kcsim.storage.records import Record
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+
+def group_record(group_id: str, value: GroupMetadataValue | None) -> Record:
+    return Record(GroupMetadataKey(group_id), value)
+
+
+def offset_record(
+    group_id: str, topic: str, partition: int, value: OffsetCommitValue | None
+) -> Record:
+    return Record(OffsetCommitKey(group_id, topic, partition), value)
+
+
+def member_tombstones(group_id: str, member_id: str) -> list[Record]:
+    """Kafka's removeMember order: current assignment, target, then subscription."""
+    return [
+        Record(ConsumerGroupCurrentMemberAssignmentKey(group_id, member_id), None),
+        Record(ConsumerGroupTargetAssignmentMemberKey(group_id, member_id), None),
+        Record(ConsumerGroupMemberKey(group_id, member_id), None),
+    ]
+
+
+def consumer_group_tombstones(group_id: str, member_ids: Iterable[str]) -> list[Record]:
+    """Everything a KIP-848 group wrote, deleted (Kafka's createGroupTombstoneRecords order)."""
+    members = list(member_ids)
+    records = [Record(ConsumerGroupCurrentMemberAssignmentKey(group_id, m), None) for m in members]
+    records += [Record(ConsumerGroupTargetAssignmentMemberKey(group_id, m), None) for m in members]
+    records.append(Record(ConsumerGroupTargetAssignmentMetadataKey(group_id), None))
+    records += [Record(ConsumerGroupMemberKey(group_id, m), None) for m in members]
+    records.append(Record(ConsumerGroupMetadataKey(group_id), None))
+    return records

@@ -1,0 +1,25 @@
+"""The states a classic group can be in, as Kafka names them on the wire.
+
+The names live here, below every part that asks what state a group is in; the
+transitions between them and what each request does in each state are the
+classic groups' own rules (`groups.state`).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class GroupState(Enum):
+    EMPTY = "Empty"
+    PREPARING_REBALANCE = "PreparingRebalance"
+    COMPLETING_REBALANCE = "CompletingRebalance"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+
+EMPTY = GroupState.EMPTY
+PREPARING_REBALANCE = GroupState.PREPARING_REBALANCE
+COMPLETING_REBALANCE = GroupState.COMPLETING_REBALANCE
+STABLE = GroupState.STABLE
+DEAD = GroupState.DEAD
