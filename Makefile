@@ -1,4 +1,6 @@
-# kcsim: `make run` starts a broker on 127.0.0.1:9092, `make test` runs the suite.
+# kcsim: `make run` starts a broker on 127.0.0.1:9092, `make test` runs the suite (the
+# container tier too where a Docker engine answers or can be started), `make image` builds
+# the Docker image, `make test-containers` installs and starts an engine (root) for the tier.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -6,7 +8,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 SOURCES := kcsim protocol coordinator storage server admin tools
 
-.PHONY: install run test bench soak lint clean
+.PHONY: install run test test-containers image bench soak fuzz lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,11 +24,26 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
+test-containers: $(STAMP)
+	eval "$$(docker/ci-engine.sh start)"; \
+	$(BIN)/python -m pytest -q -m containers tests/containers $(PYTEST_ARGS); status=$$?; \
+	docker/ci-engine.sh stop; exit $$status
+
+image:
+	docker build -f docker/Dockerfile -t kcsim .
+
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
 soak: $(STAMP)
 	KCSIM_SOAK=1 $(BIN)/python -m pytest -q tests/durability $(PYTEST_ARGS)
+
+# A long mutation fuzz of a `kcsim serve` subprocess: KCSIM_FUZZ_FRAMES frames (default a
+# million) from a fresh seed unless KCSIM_FUZZ_SEED is given; prints the seed, frames/s,
+# the server's RSS and the good client's longest wait.
+fuzz: $(STAMP)
+	KCSIM_FUZZ_FRAMES=$${KCSIM_FUZZ_FRAMES:-1000000} $(BIN)/python -m pytest -q -s -p no:cacheprovider \
+		tests/server/fuzz/test_fuzz.py $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(SOURCES) tests bench

@@ -11,12 +11,20 @@ handlers that span both (`offsets`, `admin`, `pause`, `failures`), and the
 
 from .consumer.assignors import ASSIGNORS, assignor_names
 from .coordinator import SUPPORTED_VERSIONS, GroupCoordinator
-from .shared.interface import Caller, GroupConfig, Outcome, RequestContext, TopicLookup
+from .shared.interface import (
+    Caller,
+    Failure,
+    GroupConfig,
+    Outcome,
+    RequestContext,
+    TopicLookup,
+)
 
 __all__ = [
     "ASSIGNORS",
     "SUPPORTED_VERSIONS",
     "Caller",
+    "Failure",
     "GroupConfig",
     "GroupCoordinator",
     "Outcome",

@@ -15,8 +15,9 @@ from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 
 from .groups.classic import CONSUMER_PROTOCOL_TYPE
+from .groups.state import Request, Rule, rule
 from .shared.removal import remove_group
-from .shared.states import DEAD, EMPTY, STABLE
+from .shared.states import DEAD
 
 if TYPE_CHECKING:
     from .groups.classic import ClassicGroup
@@ -108,7 +109,7 @@ class AdminHandlers:
                 )
             return DescribedGroup(group_id=group_id, group_state=DEAD.value, error_code=E.NONE)
         protocol_type = group.protocol_type or ""
-        if group.state is STABLE:
+        if rule(Request.DESCRIBE, group.state) is Rule.MEMBERS_WITH_METADATA:
             protocol = group.protocol_name or ""
             members = [
                 DescribedGroupMember(
@@ -161,9 +162,10 @@ class AdminHandlers:
             remove_group(self.rt, group_id)
             return E.NONE
         group = self.rt.groups.get(group_id)
-        if group is None or group.state is DEAD:
+        does = Rule.NOT_FOUND if group is None else rule(Request.DELETE, group.state)
+        if does is Rule.NOT_FOUND:
             return E.GROUP_ID_NOT_FOUND
-        if group.state is not EMPTY:
+        if does is Rule.NOT_EMPTY:
             return E.NON_EMPTY_GROUP
         remove_group(self.rt, group_id)
         return E.NONE

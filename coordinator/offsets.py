@@ -17,10 +17,10 @@ from kcsim.protocol.errors import ErrorCode
 from kcsim.storage.records import Record
 
 from .groups.membership import validate_member
+from .groups.state import Request, Rule, rule
 from .shared.paused import paused_by_name
 from .shared.record_helpers import offset_record
 from .shared.removal import remove_group
-from .shared.states import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -163,8 +163,8 @@ class OffsetHandlers:
         group = self.rt.groups.get(group_id)
         if (
             group is not None
-            and (group.state is STABLE or group.state is PREPARING_REBALANCE)
             and request.member_id in group.members
+            and rule(Request.COMMIT, group.state) is Rule.COMMIT_ALIVE
         ):
             # Commits keep a classic member's session alive.
             self.rb.reschedule_heartbeat(group, group.members[request.member_id])
@@ -223,22 +223,23 @@ class OffsetHandlers:
             if generation >= 0:
                 return E.GROUP_ID_NOT_FOUND if version >= 9 else E.ILLEGAL_GENERATION
             return E.NONE
-        if group.state is DEAD:
+        outside = rule(Request.OUTSIDE_COMMIT, group.state)
+        if outside is Rule.UNAVAILABLE:
             return E.COORDINATOR_NOT_AVAILABLE
-        if generation < 0 and group.state is EMPTY:
-            return E.NONE
+        if generation < 0 and outside is Rule.COMMIT:
+            return E.NONE  # an Empty group takes any commit without a generation
         if generation >= 0 or member_id or instance_id is not None:
             error = validate_member(group, member_id, instance_id)
             if error:
                 return error
             if generation != group.generation:
                 return E.ILLEGAL_GENERATION
-        elif group.state is not EMPTY:
-            # A commit without member id and generation only works while nobody is in the group.
-            return E.UNKNOWN_MEMBER_ID
-        if group.state is COMPLETING_REBALANCE:
-            return E.REBALANCE_IN_PROGRESS
-        return E.NONE
+            if rule(Request.COMMIT, group.state) is Rule.REBALANCING:
+                return E.REBALANCE_IN_PROGRESS
+            return E.NONE
+        # MEMBERS_ONLY: a commit without member id and generation only works while nobody
+        # is in the group.
+        return E.UNKNOWN_MEMBER_ID
 
     # -- OffsetFetch --------------------------------------------------------
 
@@ -390,14 +391,13 @@ class OffsetHandlers:
         subscribed: Callable[[str], bool]
         if consumer_group is not None:
             subscribed = consumer_group.subscribed_topics().__contains__
-        elif group is None or group.state is DEAD:
-            return OffsetDeleteResponse(error_code=E.GROUP_ID_NOT_FOUND)
-        elif (
-            group.state in (STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE)
-            and not group.uses_consumer_protocol()
-        ):
-            return OffsetDeleteResponse(error_code=E.NON_EMPTY_GROUP)
         else:
+            does = Rule.NOT_FOUND if group is None else rule(Request.OFFSET_DELETE, group.state)
+            if does is Rule.NOT_FOUND:
+                return OffsetDeleteResponse(error_code=E.GROUP_ID_NOT_FOUND)
+            assert group is not None
+            if does is Rule.DELETE_UNSUBSCRIBED and not group.uses_consumer_protocol():
+                return OffsetDeleteResponse(error_code=E.NON_EMPTY_GROUP)
             subscribed = group.is_subscribed_to_topic
         for name, partitions in valid:
             if subscribed(name):
@@ -425,7 +425,7 @@ class OffsetHandlers:
                 continue
             expired, all_expired = self._expired_offsets(
                 group_id, expiration_base(group), group.is_subscribed_to_topic)
-            if all_expired and group.state is EMPTY:
+            if all_expired and rule(Request.DELETE, group.state) is Rule.DELETE_GROUP:
                 remove_group(rt, group_id)
             else:
                 self._delete_offsets(group_id, expired)
@@ -514,20 +514,21 @@ def _is_admin_commit(version: int, request: Any) -> bool:
 
 def expiration_base(group: ClassicGroup) -> Callable[[OffsetCommitValue], int] | None:
     """What retention counts from (Kafka's offsetExpirationCondition); None: never expires."""
-    if group.protocol_type:
-        if group.state is EMPTY:
-            since_empty = group.state_timestamp
-            if since_empty is not None:
-                return lambda value: since_empty
-            return _commit_time
-        if (
-            group.uses_consumer_protocol()
-            and group.subscribed_topics is not None
-            and group.state is STABLE
-        ):
-            return _commit_time
-        return None
-    return _commit_time
+    if not group.protocol_type:
+        return _commit_time  # a simple group: offsets expire counting from their commit
+    does = rule(Request.RETENTION, group.state)
+    if does is Rule.EXPIRE_SINCE_EMPTY:
+        since_empty = group.state_timestamp
+        if since_empty is not None:
+            return lambda value: since_empty
+        return _commit_time
+    if (
+        does is Rule.EXPIRE_UNSUBSCRIBED
+        and group.uses_consumer_protocol()
+        and group.subscribed_topics is not None
+    ):
+        return _commit_time
+    return None
 
 
 def _commit_time(value: OffsetCommitValue) -> int:

@@ -6,7 +6,9 @@ The public face is small; everything else is internal and may change:
 - ``kcsim.Config`` and ``kcsim.load_config``: server settings;
 - ``kcsim.admin``: the admin client (``AdminClient``, ``TrioAdminClient``), which
   works against any Kafka cluster;
-- ``kcsim.testing``: what tests use (embedded server, pytest fixtures).
+- ``kcsim.testing``: what tests use (embedded server, pytest fixtures);
+- ``kcsim.testcontainers``: ``KcsimContainer``, the Docker image under
+  testcontainers-python (the ``testcontainers`` extra).
 
 The package's folders (protocol, coordinator, storage, server, admin, tools) are
 its subpackages. Names are resolved on first use, so ``import kcsim`` stays cheap.

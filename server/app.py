@@ -64,6 +64,14 @@ def build(config: Config, clock: Clock | None = None) -> Server:
     return Server(config, broker, durability)
 
 
+def ready_line(config: Config, server: Server) -> str:
+    """`kcsim ready on HOST:PORT` of the first listener (tools parse that part), then what
+    every listener advertises."""
+    host = config.listener_plans[0].host or "0.0.0.0"
+    advertised = ",".join(str(address) for address in server.advertised)
+    return f"kcsim ready on {host}:{server.port}; advertised listeners {advertised}"
+
+
 async def run_until_signal(config: Config) -> int:
     open_files = raise_open_file_limit()  # before replay opens the partition files
     try:
@@ -79,7 +87,7 @@ async def run_until_signal(config: Config) -> int:
         async with trio.open_nursery() as nursery:
             await nursery.start(server.serve)
             log_connection_room(open_files)
-            print(f"kcsim ready on {config.host}:{server.port}", flush=True)
+            print(ready_line(config, server), flush=True)
 
             async def wait_for_signal() -> None:
                 async for signum in signals:

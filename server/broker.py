@@ -2,9 +2,11 @@
 
 Sans-socket: `Broker.process(frame, peer, now_ms)` decodes the frame, routes it
 by API key (the one dispatch point: version checks happen here, once), calls
-the handler and encodes its answer. The shell owns the sockets, the clock, the
-timer and durability; it hands `now_ms` in and makes each reply's records
-durable before sending it.
+the handler and encodes its answer. The peer is the connection: the client's
+host, the connection's number and the listener it came through (whose address
+answers advertise). The shell owns the sockets, the clock, the timer and
+durability; it hands `now_ms` in and makes each reply's records durable before
+sending it.
 
 It is also where tests steer requests: after decoding, the fault rules of the
 request's API (if any) may answer it otherwise (`control.faults`), and every
@@ -61,6 +63,7 @@ if TYPE_CHECKING:
     from .context import Peer
     from .control.faults import Fault
     from .dispatch import Route
+    from .listeners import Listener
 
 log = logging.getLogger("kcsim.broker")
 
@@ -89,7 +92,9 @@ class _Plan:
         self.decode = codec(route.api_key, "request").decoder(version)
         self.encode = codec(route.api_key, "response").encoder(version)
         self.flexible_response = response_header_version(api, version) >= 1
-        self.cache: dict[bytes, bytes] | None = {} if route.cache_state is not None else None
+        # by listener (its address is in answers) and request bytes
+        self.cache: dict[tuple[Listener, bytes], bytes] | None = (
+            {} if route.cache_state is not None else None)
         self.cache_state: Any = None
 
     def read_request(self, frame: bytes) -> tuple[str | None, Any]:
@@ -182,7 +187,7 @@ class Broker:
             if state != plan.cache_state or len(cache) > _CACHE_LIMIT:
                 cache.clear()
                 plan.cache_state = state
-            key = bytes(frame[8:])
+            key = (peer.listener, bytes(frame[8:]))
             rest = cache.get(key)
             if rest is not None:
                 self.request_counts[api_key] = self.request_counts.get(api_key, 0) + 1
@@ -199,7 +204,7 @@ class Broker:
             raise ProtocolViolation(f"{plan.name} v{version} request is truncated")
         self.request_counts[api_key] = self.request_counts.get(api_key, 0) + 1
         ctx = RequestContext(plan.route.api_key, version, correlation_id, client_id or "",
-                             peer.host)
+                             peer.host, peer.listener)
         self.now_ms = now_ms
         # What the request log keeps: the frame, or what tests ask of it when it is large.
         logged = bytes(frame) if len(frame) <= _LOG_KEEPS else self._digest(client_id, request)

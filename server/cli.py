@@ -1,4 +1,4 @@
-"""The `kcsim` command: `kcsim serve` runs the broker."""
+"""The `kcsim` command: `kcsim serve` runs the broker, `kcsim health` asks it if it serves."""
 
 from __future__ import annotations
 
@@ -24,6 +24,26 @@ def _serve_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "(e.g. KCSIM_PORT=9093); flags win over the environment, which wins over the file. "
         "A value that does not fit its setting stops start-up with status 2.",
     )
+    _settings_arguments(p)
+    return p
+
+
+def _health_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "health",
+        help="check that the broker answers Kafka requests on every listener",
+        description="Send ApiVersions to every listener that `kcsim serve` with the same "
+        "settings (file, KCSIM_* environment, flags) listens on; exit 0 if each answers, 1 if "
+        "one does not, 2 for settings that do not fit. A container's health check.",
+    )
+    p.add_argument("--timeout", type=float, default=3.0,
+                   help="seconds to wait for each listener (default: 3)")
+    _settings_arguments(p)
+    return p
+
+
+def _settings_arguments(p: argparse.ArgumentParser) -> None:
+    """--config and one flag per setting, as the settings table declares them."""
     p.add_argument("--config", help="TOML file with settings (keys as below, with underscores)")
     for setting in config_mod.SETTINGS.values():
         help_text = (f"{setting.help}: {setting.expect} (default: {setting.default}) "
@@ -36,7 +56,6 @@ def _serve_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                        else setting.name.split("_")[-1].upper())
             p.add_argument(setting.flag, dest=setting.name, default=None, metavar=metavar,
                            help=help_text)
-    return p
 
 
 def parser() -> argparse.ArgumentParser:
@@ -45,6 +64,7 @@ def parser() -> argparse.ArgumentParser:
                                   "and group coordinator that real Kafka clients talk to.")
     sub = top.add_subparsers(dest="command", required=True)
     _serve_parser(sub)
+    _health_parser(sub)
     from kcsim.tools import consumer_groups
 
     consumer_groups.register(sub)
@@ -55,6 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "serve":
         return serve(args)
+    if args.command == "health":
+        return health(args)
     return int(args.run(args))
 
 
@@ -81,6 +103,21 @@ def serve(args: argparse.Namespace) -> int:
         return trio.run(run_until_signal, cfg)
     except KeyboardInterrupt:
         return 0
+
+
+def health(args: argparse.Namespace) -> int:
+    try:
+        cfg = serve_config(args)
+    except config_mod.ConfigError as exc:
+        print(f"kcsim: {exc}", file=sys.stderr)
+        return 2
+    from .health import check
+
+    failed = False
+    for where, problem in check(cfg, args.timeout):
+        failed = failed or problem is not None
+        print(f"{where}: {problem or 'ok'}", file=sys.stderr if problem else sys.stdout)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

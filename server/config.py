@@ -29,6 +29,8 @@ from kcsim.coordinator import ASSIGNORS, GroupConfig, assignor_names
 from kcsim.storage.log import DEFAULT_SEGMENT_BYTES, MIN_SEGMENT_BYTES
 from kcsim.storage.writer import DEFAULT_TOMBSTONE_RETENTION_MS, FsyncPolicy
 
+from . import listeners as listeners_mod
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
@@ -77,8 +79,25 @@ def _valid_assignors(text: str) -> bool:
     return True
 
 
+def _valid_listeners(text: str) -> bool:
+    listeners_mod.parse(text)  # ValueError says what is wrong
+    return True
+
+
+def _valid_advertised_listeners(text: str) -> bool:
+    listeners_mod.parse(text, advertised=True)
+    return True
+
+
+def _valid_protocol_map(text: str) -> bool:
+    listeners_mod.parse_protocol_map(text)
+    return True
+
+
 def _checked(expect: str, check: Callable[[Any], bool]) -> dict[str, Any]:
-    """Meta extra of a setting whose values need more than a type and a range."""
+    """Meta extra of a setting whose values need more than a type and a range.
+
+    `check` returns False for "not what is expected", or raises ValueError to say why."""
     return {"expect": expect, "check": check}
 
 
@@ -92,6 +111,24 @@ class Config(msgspec.Struct, kw_only=True):
     )] = None
     advertised_port: Annotated[ClientPort | None, Meta(
         description="port given to clients (default: the listening port)")] = None
+    listeners: Annotated[str | None, Meta(
+        description="listeners as Kafka names them, instead of --host/--port: "
+                    "PLAINTEXT://0.0.0.0:9092,INTERNAL://0.0.0.0:29092 (empty host: every "
+                    "interface; port 0 picks a free port)",
+        extra=_checked("NAME://host:port, comma-separated", _valid_listeners),
+    )] = None
+    advertised_listeners: Annotated[str | None, Meta(
+        description="the address each listener gives its clients, instead of "
+                    "--advertised-host/--advertised-port: PLAINTEXT://localhost:9092,"
+                    "INTERNAL://kcsim:29092 (a listener not named advertises its own address)",
+        extra=_checked("NAME://host:port, comma-separated", _valid_advertised_listeners),
+    )] = None
+    listener_security_protocol_map: Annotated[str | None, Meta(
+        description="NAME:PROTOCOL for each listener, as Kafka's; kcsim speaks PLAINTEXT only "
+                    "(default: a listener named SSL, SASL_PLAINTEXT or SASL_SSL is refused, "
+                    "any other is PLAINTEXT)",
+        extra=_checked("NAME:PLAINTEXT, comma-separated", _valid_protocol_map),
+    )] = None
     node_id: Annotated[Int32, Meta(description="this broker's node id")] = 1
     cluster_id: Annotated[NonEmpty, Meta(
         description="cluster id reported in Metadata and DescribeCluster")] = "kcsim-cluster-000000000"
@@ -166,9 +203,32 @@ class Config(msgspec.Struct, kw_only=True):
                     "(0: none)")] = 4096
 
     @property
-    def advertised(self) -> tuple[str, int]:
-        host = self.advertised_host or (self.host if self.host not in ("0.0.0.0", "::", "") else "127.0.0.1")
-        return host, self.advertised_port or self.port
+    def listener_plans(self) -> tuple[listeners_mod.ListenerPlan, ...]:
+        """Where to listen and what to advertise, from --listeners or the shorthand
+        (ValueError for settings that do not fit together: load and validate say which)."""
+        bound = self._bound_listeners()
+        listeners_mod.check_protocols(bound, self._protocol_map())
+        return self._plans(bound)
+
+    def _bound_listeners(self) -> tuple[listeners_mod.Listener, ...]:
+        if self.listeners is None:
+            return (listeners_mod.Listener(listeners_mod.SHORTHAND_NAME, self.host, self.port),)
+        return listeners_mod.parse(self.listeners)
+
+    def _protocol_map(self) -> dict[str, str] | None:
+        if self.listener_security_protocol_map is None:
+            return None
+        return listeners_mod.parse_protocol_map(self.listener_security_protocol_map)
+
+    def _plans(self, bound: tuple[listeners_mod.Listener, ...]) -> tuple[listeners_mod.ListenerPlan, ...]:
+        if self.advertised_listeners is not None:
+            return listeners_mod.plan(
+                bound, listeners_mod.parse(self.advertised_listeners, advertised=True))
+        plans = listeners_mod.plan(bound, ())
+        if self.advertised_host is None and self.advertised_port is None:
+            return plans
+        return (plans[0]._replace(advertised_host=self.advertised_host,
+                                  advertised_port=self.advertised_port),)
 
     @property
     def assignors(self) -> tuple[str, ...]:
@@ -291,8 +351,13 @@ def _convert(setting: Setting, value: Any, given: str, *, text: bool) -> Any:
         result = msgspec.convert(value, setting.annotation, strict=not text)
     except msgspec.ValidationError:
         raise ConfigError(f"{given}: expected {setting.expect}{_quoted_hint(setting, value)}") from None
-    if setting.check is not None and result is not None and not setting.check(result):
-        raise ConfigError(f"{given}: expected {setting.expect}")
+    if setting.check is not None and result is not None:
+        try:
+            fits = setting.check(result)
+        except ValueError as exc:
+            raise ConfigError(f"{given}: {exc}") from None
+        if not fits:
+            raise ConfigError(f"{given}: expected {setting.expect}")
     return result
 
 
@@ -373,6 +438,7 @@ def load(file: str | None = None, env: Mapping[str, str] | None = None, *,
             put(name, value, f"{name}={value!r}", text=False)
     cfg = Config(**values)
     _check_order(cfg, given)
+    _check_listeners(cfg, given)
     return cfg
 
 
@@ -384,6 +450,7 @@ def validate(cfg: Config) -> None:
         given[name] = f"{name}={value!r}"
         _convert(setting, value, given[name], text=False)
     _check_order(cfg, given)
+    _check_listeners(cfg, given)
 
 
 def _check_order(cfg: Config, given: Mapping[str, str]) -> None:
@@ -393,6 +460,35 @@ def _check_order(cfg: Config, given: Mapping[str, str]) -> None:
             relation = "less than" if strict else "at most"
             raise ConfigError(f"{_named(low, cfg, given)} must be {relation} "
                               f"{_named(high, cfg, given)}")
+
+
+# The shorthand of one listener, and what replaces it.
+_SHORTHAND = (("listeners", ("host", "port")),
+              ("advertised_listeners", ("advertised_host", "advertised_port")))
+
+
+def _check_listeners(cfg: Config, given: Mapping[str, str]) -> None:
+    """The listener settings must fit together: one way of naming them, every
+    advertised name a listener, every listener PLAINTEXT."""
+    for full, shorthand in _SHORTHAND:
+        if getattr(cfg, full) is None:
+            continue
+        for name in shorthand:
+            if getattr(cfg, name) != SETTINGS[name].default:
+                raise ConfigError(
+                    f"{given.get(name, name)} cannot be combined with {given.get(full, full)}: "
+                    f"give the address in {SETTINGS[full].flag} ({SETTINGS[full].env}) instead")
+    bound = cfg._bound_listeners()
+    try:
+        listeners_mod.check_protocols(bound, cfg._protocol_map())
+    except ValueError as exc:
+        key = ("listener_security_protocol_map" if cfg.listener_security_protocol_map is not None
+               else "listeners")
+        raise ConfigError(f"{_named(key, cfg, given)}: {exc}") from None
+    try:
+        cfg._plans(bound)
+    except ValueError as exc:
+        raise ConfigError(f"{_named('advertised_listeners', cfg, given)}: {exc}") from None
 
 
 def _named(name: str, cfg: Config, given: Mapping[str, str]) -> str:

@@ -21,7 +21,7 @@ class Route:
     max_version: int
     fn: Callable[..., Any]
     # For read-only APIs: the version of the state answers depend on. Answers
-    # are then cached by request bytes until that version changes.
+    # are then cached by listener and request bytes until that version changes.
     cache_state: Callable[[Any], Any] | None = None
 
 
@@ -33,7 +33,7 @@ def serves(api_key: int, min_version: int | None = None, max_version: int | None
     """Register a handler for an API key (default: every declared version).
 
     `cache_state(broker)` marks a read-only API whose answer depends only on
-    the request bytes and on the state version it returns.
+    the request bytes, the listener it came through and the state version it returns.
     """
     api = APIS[api_key]
     lo = api.min_version if min_version is None else max(min_version, api.min_version)

@@ -29,7 +29,8 @@ class EmbeddedServer(BlockingControls):
 
     def __init__(self, config: config_mod.Config | None = None, **settings: Any) -> None:
         if config is None:
-            settings.setdefault("port", 0)
+            if settings.get("listeners") is None:
+                settings.setdefault("port", 0)
             settings.setdefault("in_memory", True)
             config = config_mod.load(env={}, **settings)
         self.config = config
@@ -45,7 +46,8 @@ class EmbeddedServer(BlockingControls):
 
     @property
     def bootstrap(self) -> str:
-        return f"{self.config.host}:{self.port}"
+        """Where this process reaches the first listener."""
+        return f"{self.config.listener_plans[0].local_host}:{self.port}"
 
     def _current(self) -> Server:
         if self.server is None:

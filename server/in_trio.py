@@ -34,7 +34,8 @@ class TrioKcsim(TrioControls):
 
     @property
     def bootstrap(self) -> str:
-        return f"{self.config.host}:{self.port}"
+        """Where this process reaches the first listener."""
+        return f"{self.config.listener_plans[0].local_host}:{self.port}"
 
 
 @contextlib.asynccontextmanager
@@ -42,7 +43,8 @@ async def open_trio_kcsim(config: config_mod.Config | None = None,
                           **settings: Any) -> AsyncIterator[TrioKcsim]:
     """Serve a broker (in memory, on a free port unless settings say otherwise) in this run."""
     if config is None:
-        settings.setdefault("port", 0)
+        if settings.get("listeners") is None:
+            settings.setdefault("port", 0)
         settings.setdefault("in_memory", True)
         config = config_mod.load(env={}, **settings)
     server = build(config)

@@ -1,4 +1,9 @@
-"""Which broker coordinates a group: the one place multi-broker routing will live."""
+"""Which broker answers for what, at which address: the one place multi-broker routing will live.
+
+Addresses are those of the listener a request came through, as it advertises them:
+a client that reached the broker from another container is sent to that
+container network's address, a client on the host to the host's.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,15 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .config import Config
+    from .listeners import Listener
 
 
-def coordinator_node(config: Config, key: str, key_type: int = 0) -> tuple[int, str, int]:
+def broker_nodes(config: Config, listener: Listener) -> list[tuple[int, str, int]]:
+    """(node id, host, port) of every broker of the cluster, for Metadata and DescribeCluster."""
+    return [(config.node_id, listener.host, listener.port)]
+
+
+def coordinator_node(config: Config, listener: Listener, key: str,
+                     key_type: int = 0) -> tuple[int, str, int]:
     """(node id, host, port) of the coordinator for a group (or transactional) key."""
-    host, port = config.advertised
-    return config.node_id, host, port
+    return config.node_id, listener.host, listener.port

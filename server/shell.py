@@ -36,6 +36,7 @@ from kcsim.storage import StorageError
 
 from .broker import Broker, ProtocolViolation
 from .context import Peer, Reply
+from .handlers.groups import log_failures
 from .socket_io import DirectSocket
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from .context import Released
     from .control.clock import Clock
     from .durability import Durability
+    from .listeners import Listener
 
 log = logging.getLogger("kcsim.server")
 
@@ -75,7 +77,8 @@ class Server:
         self.durability = durability
         # Records go through the writer; its policy alone decides whether to wait.
         self._writer = durability.writer if durability is not None else None
-        self.port: int | None = None
+        self.port: int | None = None  # the first listener's, once bound
+        self.advertised: tuple[Listener, ...] = ()  # each listener's address for clients, once bound
         self.connections = 0
         self._timer_scope: trio.CancelScope | None = None
         self._armed_ms: int | None = None  # the coordinator deadline the timer was last set for
@@ -126,15 +129,27 @@ class Server:
     def now_ms(self) -> int:
         return self.clock.now_ms()
 
+    async def _bind(self) -> list[tuple[trio.SocketListener, Listener]]:
+        """Open every listener's sockets; each is paired with the address it advertises."""
+        bound = []
+        advertised = []
+        for plan in self.config.listener_plans:
+            sockets = await trio.open_tcp_listeners(plan.port, host=plan.host or None)
+            self._listeners += sockets
+            port = sockets[0].socket.getsockname()[1]
+            address = plan.advertise(port)
+            advertised.append(address)
+            bound += [(sock, address) for sock in sockets]
+            log.info("kcsim listening on %s:%d as %s, advertised as %s:%d", plan.host or "*",
+                     port, plan.name, address.host, address.port)
+        self.advertised = tuple(advertised)
+        self.port = bound[0][0].socket.getsockname()[1]
+        return bound
+
     async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        """Listen and serve until cancelled; reports the bound port through task_status."""
-        listeners = await trio.open_tcp_listeners(self.config.port, host=self.config.host)
-        self._listeners = listeners
-        self.port = listeners[0].socket.getsockname()[1]
-        if self.config.advertised_port is None and self.config.port == 0:
-            self.config.advertised_port = self.port
-        log.info("kcsim listening on %s:%d", self.config.host, self.port)
+        """Listen and serve until cancelled; reports the first bound port through task_status."""
         try:
+            bound = await self._bind()
             with trio.CancelScope() as cancel:
                 self._cancel = cancel
                 async with trio.open_nursery() as nursery:
@@ -145,8 +160,8 @@ class Server:
                     if self.broker.groups is not None:
                         nursery.start_soon(self._timer)
                     nursery.start_soon(self._reap_idle)
-                    for listener in listeners:
-                        nursery.start_soon(self._accept, listener, nursery)
+                    for listener, address in bound:
+                        nursery.start_soon(self._accept, listener, address, nursery)
                     task_status.started(self.port)
         finally:
             self._nursery = None
@@ -191,6 +206,8 @@ class Server:
                 await trio.sleep_forever()
             self._timer_scope = None
             outcome = groups.tick(self.clock.now_ms())
+            if outcome.failures:
+                log_failures(outcome.failures)
             await self._durable(outcome.records)
             self.broker.release(outcome.responses)
             self.broker.changes.notify()
@@ -201,6 +218,8 @@ class Server:
         groups = self.broker.groups
         if groups is not None and self._nursery is not None:
             outcome = groups.tick(self.clock.now_ms())
+            if outcome.failures:
+                log_failures(outcome.failures)
             try:
                 durable = self._durable_now(outcome.records) if outcome.records else True
             except ConnectionAbort:  # storage failed: the server is stopping
@@ -225,9 +244,11 @@ class Server:
 
     # -- connections --------------------------------------------------------
 
-    async def _accept(self, listener: trio.SocketListener, nursery: trio.Nursery) -> None:
-        """Start a task per accepted connection; when descriptors run out, keep serving
-        the open connections and accept again once some close."""
+    async def _accept(self, listener: trio.SocketListener, address: Listener,
+                      nursery: trio.Nursery) -> None:
+        """Start a task per accepted connection, which remembers the listener it came
+        through; when descriptors run out, keep serving the open connections and
+        accept again once some close."""
         failed = 0  # accepts failed since the last one that worked
         logged_at = -ACCEPT_LOG_INTERVAL_S
         while True:
@@ -248,9 +269,9 @@ class Server:
             if failed:
                 log.info("accepting connections again after %d failed attempts", failed)
                 failed = 0
-            nursery.start_soon(self._connection, stream)
+            nursery.start_soon(self._connection, stream, address)
 
-    async def _connection(self, stream: trio.SocketStream) -> None:
+    async def _connection(self, stream: trio.SocketStream, address: Listener) -> None:
         limit = self.config.max_connections
         if limit and self.connections >= limit:
             log.warning("connection refused: %d connections already open", self.connections)
@@ -260,7 +281,7 @@ class Server:
         self._accepted += 1
         sock = DirectSocket(stream)
         host = sock.peer_host()
-        conn = _Connection(host, self._accepted, trio.current_time())
+        conn = _Connection(host, self._accepted, address, trio.current_time())
         self._open.add(conn)
         try:
             with conn.scope:
@@ -399,7 +420,10 @@ class Server:
                     await stream.send_all(b"".join(out) if len(out) > 1 else out[0])
             changed()
             if violation is not None:
-                raise violation
+                try:
+                    raise violation
+                finally:  # its traceback holds this frame: no cycle back through a local
+                    violation = None
             if close:
                 raise ConnectionAbort("a fault rule closes it")
 
@@ -418,8 +442,8 @@ class _Connection(Peer):
 
     __slots__ = ("quiet_since", "received", "scope", "seen", "waiting")
 
-    def __init__(self, host: str, connection_id: int, now: float) -> None:
-        super().__init__(host, connection_id)
+    def __init__(self, host: str, connection_id: int, listener: Listener, now: float) -> None:
+        super().__init__(host, connection_id, listener)
         self.scope = trio.CancelScope()
         self.received = 0  # receives so far
         self.seen = 0  # `received` when the reaper last saw it change

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 import uuid
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,7 @@ class KcsimProcess:
         self.host = str(settings.pop("host", "127.0.0.1"))
         self.port: int = int(settings.pop("port", 0))
         self.proc: subprocess.Popen[str] | None = None
+        self.ready_line = ""
         self._log_offset = 0
 
     @property
@@ -44,8 +46,9 @@ class KcsimProcess:
 
     def command(self) -> list[str]:
         cmd = [sys.executable, "-m", "kcsim", "serve",
-               "--host", self.host, "--port", str(self.port),
                "--data-dir", str(self.data_dir), "--log-level", "INFO"]
+        if "listeners" not in self.settings:  # else the listeners say where
+            cmd += ["--host", self.host, "--port", str(self.port)]
         for name, value in self.settings.items():
             flag = "--" + name.replace("_", "-")
             if value is True:
@@ -89,6 +92,7 @@ class KcsimProcess:
             match = READY.search(line)
             if match:
                 self.port = int(match.group(2))
+                self.ready_line = line.strip()
                 return self
 
     @staticmethod
@@ -212,17 +216,57 @@ def unique_name(request: pytest.FixtureRequest) -> Callable[[str], str]:
     return make
 
 
+@pytest.fixture(scope="session")
+def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One real Apache Kafka broker (KRaft, loopback) for the whole session.
+
+    Fetched with Maven on first use (tests/oracle/kafka.py). Where Kafka cannot be
+    fetched or started, every test asking for it is skipped with the reason, and
+    the reason is repeated at the end of the run; KCSIM_REQUIRE_KAFKA=1 makes
+    that a failure instead.
+    """
+    from tests.oracle.kafka import KafkaBroker, KafkaUnavailable
+
+    broker = KafkaBroker(tmp_path_factory.mktemp("kafka"))
+    try:
+        broker.start()
+    except KafkaUnavailable as exc:
+        reason = f"Apache Kafka is not available here, oracle tests NOT RUN: {exc}"
+        _KAFKA_SKIPS.append(reason)
+        warnings.warn(reason, stacklevel=1)
+        if os.environ.get("KCSIM_REQUIRE_KAFKA") == "1":
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+_KAFKA_SKIPS: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say loudly, at the end, that the Kafka oracle did not run and why."""
+    for reason in _KAFKA_SKIPS:
+        terminalreporter.write_sep("!", "KAFKA ORACLE SKIPPED", red=True, bold=True)
+        terminalreporter.write_line(reason, red=True)
+
+
 # Tiers are markers, given by where a test lives: `pytest -m clients` runs the
-# real-client tests, `-m "not durability"` skips the crash and restart tests.
+# real-client tests, `-m "not durability"` skips the crash and restart tests,
+# `-m oracle` runs only the comparisons with a real Kafka broker.
 _TIERS = {
     ("server", "clients"): "clients",
     ("server", "durability"): "durability",
+    ("containers",): "containers",
+    ("oracle",): "oracle",
 }
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         parts = Path(item.path).relative_to(REPO / "tests").parts
-        tier = _TIERS.get(tuple(parts[:2]))
+        tier = _TIERS.get(tuple(parts[:2])) or _TIERS.get(tuple(parts[:1]))
         if tier is not None:
             item.add_marker(tier)

@@ -16,6 +16,7 @@ PUBLIC = {
                       "RequestRecord", "TrioKcsim", "WaitTimeout", "kcsim",
                       "kcsim_embedded_factory", "kcsim_persistent", "kcsim_trio",
                       "open_trio_kcsim"],
+    "kcsim.testcontainers": ["KcsimContainer"],
 }
 
 

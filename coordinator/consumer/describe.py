@@ -69,7 +69,8 @@ class DescribeHandler:
                     client_id=m.client_id,
                     client_host=m.client_host,
                     subscribed_topic_names=sorted(m.subscribed_topic_names),
-                    subscribed_topic_regex=m.subscribed_topic_regex,
+                    # Kafka describes a member without a regex with an empty one.
+                    subscribed_topic_regex=m.subscribed_topic_regex or "",
                     assignment=self._assignment(m.assigned),
                     target_assignment=self._assignment(group.target.get(m.member_id, EMPTY)),
                     member_type=CONSUMER_MEMBER_TYPE,

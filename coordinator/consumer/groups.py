@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kcsim.protocol.errors import ErrorCode
+
 from ..shared.record_helpers import member_tombstones
 from ..shared.timers import TimerKey, rebalance_key, session_key
 from .model import Assignment, ConsumerGroup, ConsumerMember, MemberState
-from .records import current_record, epoch_record
+from .records import current_record, epoch_record, target_epoch_record
 from .subscriptions import metadata_hash, refresh_regexes, subscription_metadata
 from .target import compute_target
 
@@ -91,7 +93,35 @@ class ConsumerGroups:
         rt = self.rt
         for record in member_tombstones(group.group_id, member_id):
             rt.write(record)
-        self.next_epoch(group.with_member(group.members[member_id], None), bump=True)
+        view = group.with_member(group.members[member_id], None)
+        epoch = self.next_epoch(view, bump=True)
+        if not view.members:
+            # Kafka gives a group its last member left the empty target at once; with
+            # members left, the target follows at their next heartbeat.
+            rt.write(target_epoch_record(group.group_id, epoch))
+
+    def leave_classic(self, group: ConsumerGroup,
+                      identities: list[tuple[str, str | None]]) -> list[int]:
+        """A classic LeaveGroup naming members of a consumer group: Kafka removes each as if
+        it had left with epoch -1. The error for each (member id, instance id)."""
+        view, errors = group, []
+        for member_id, instance_id in identities:
+            if instance_id is not None:
+                member = view.static_member(instance_id)
+                if member is None:
+                    errors.append(int(ErrorCode.UNKNOWN_MEMBER_ID))
+                    continue
+                if member_id and member.member_id != member_id:
+                    errors.append(int(ErrorCode.FENCED_INSTANCE_ID))
+                    continue
+                member_id = member.member_id
+            elif member_id not in view.members:
+                errors.append(int(ErrorCode.UNKNOWN_MEMBER_ID))
+                continue
+            self.fence(view, member_id)
+            view = view.with_member(view.members[member_id], None)
+            errors.append(int(ErrorCode.NONE))
+        return errors
 
     def schedule_session(self, group_id: str, member_id: str) -> None:
         rt = self.rt

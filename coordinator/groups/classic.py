@@ -16,7 +16,15 @@ from operator import attrgetter
 from sys import intern
 from typing import TYPE_CHECKING
 
-from .state import COMPLETING_REBALANCE, DEAD, EMPTY, GroupState, can_rebalance, check_transition
+from .state import (
+    COMPLETING_REBALANCE,
+    DEAD,
+    EMPTY,
+    PREPARING_REBALANCE,
+    GroupState,
+    can_rebalance,
+    check_transition,
+)
 from .subscription import union_of_subscriptions
 
 if TYPE_CHECKING:
@@ -440,8 +448,10 @@ class ClassicGroup:
     # -- protocols --------------------------------------------------------
 
     def _count_protocols(self, member: Member, delta: int) -> None:
+        """Each member counts once per protocol name, however often its join lists it: a
+        name repeated would otherwise count past the group's size and match no member."""
         support = self.protocol_support
-        for name, _ in member.protocols:
+        for name in {name for name, _ in member.protocols}:
             support[name] = support.get(name, 0) + delta
 
     def supports_protocols(self, protocol_type: str, protocol_names: set[str]) -> bool:
@@ -505,3 +515,8 @@ class ClassicGroup:
 
     def can_rebalance(self) -> bool:
         return can_rebalance(self.state)
+
+    def in_initial_rebalance(self) -> bool:
+        """The group's first join phase (from Empty), which group.initial.rebalance.delay.ms
+        holds open while members keep arriving."""
+        return self.state is PREPARING_REBALANCE and self.previous_state is EMPTY

@@ -29,9 +29,10 @@ from .responses import (
     leave_response,
     sync_response,
 )
-from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+from .state import Request, Rule, rule
 
 if TYPE_CHECKING:
+    from ..consumer.groups import ConsumerGroups
     from ..shared.interface import RequestContext
     from ..shared.runtime import GroupRuntime, Waiter
     from .rebalance import Rebalancer
@@ -90,9 +91,11 @@ class JoinRequest:
 
 
 class MembershipHandlers:
-    def __init__(self, runtime: GroupRuntime, rebalancer: Rebalancer) -> None:
+    def __init__(self, runtime: GroupRuntime, rebalancer: Rebalancer,
+                 consumer: ConsumerGroups) -> None:
         self.rt = runtime
         self.rb = rebalancer
+        self.consumer = consumer
 
     # -- JoinGroup ----------------------------------------------------------
 
@@ -138,10 +141,10 @@ class MembershipHandlers:
 
     def _accept_joining_member(self, group: ClassicGroup, member_id: str) -> bool:
         max_size = self.rt.config.group_max_size
-        state = group.state
-        if state is EMPTY or state is DEAD:
+        counted = rule(Request.CAPACITY, group.state)
+        if counted is Rule.NO_LIMIT:
             return True
-        if state is PREPARING_REBALANCE:
+        if counted is Rule.JOINED_COUNT:
             member = group.members.get(member_id)
             return (
                 member is not None and member.awaiting_join
@@ -149,7 +152,7 @@ class MembershipHandlers:
         return member_id in group.members or len(group.members) < max_size
 
     def _join_new_member(self, group: ClassicGroup, join: JoinRequest) -> Any:
-        if group.state is DEAD:
+        if rule(Request.JOIN_NEW, group.state) is Rule.UNAVAILABLE:
             return join_error(join.version, E.COORDINATOR_NOT_AVAILABLE)
         if not group.supports_protocols(join.protocol_type, join.protocol_names()):
             return join_error(join.version, E.INCONSISTENT_GROUP_PROTOCOL)
@@ -171,11 +174,13 @@ class MembershipHandlers:
     def _join_existing_member(self, group: ClassicGroup, join: JoinRequest) -> Any:
         member_id = join.member_id
         version = join.version
-        if group.state is DEAD:
+        does = rule(Request.JOIN, group.state)
+        if does is Rule.UNAVAILABLE:
             return join_error(version, E.COORDINATOR_NOT_AVAILABLE, member_id)
         if not group.supports_protocols(join.protocol_type, join.protocol_names()):
             return join_error(version, E.INCONSISTENT_GROUP_PROTOCOL, member_id)
         if group.is_pending_member(member_id):
+            # It comes back with the id the group handed out: a new member (JOIN_NEW).
             if join.group_instance_id is not None:
                 # Kafka raises an IllegalStateException here: a pending member is never static.
                 return join_error(version, E.UNKNOWN_SERVER_ERROR, member_id)
@@ -185,16 +190,15 @@ class MembershipHandlers:
             return join_error(version, error, member_id)
 
         member = group.members[member_id]
-        state = group.state
-        if state is PREPARING_REBALANCE:
+        if does is Rule.WAIT:
             return self._update_member(group, member, join)
-        if state is COMPLETING_REBALANCE:
+        if does is Rule.REPEAT_OR_REBALANCE:
             if member.matches(join.protocols):
                 # A retry of a join whose answer was lost: repeat the current generation.
                 members = current_members(group) if group.is_leader(member_id) else None
                 return generation_response(version, group, member_id, members=members)
             return self._update_member(group, member, join)
-        if state is STABLE:
+        if does is Rule.REBALANCE_IF_CHANGED:
             if group.is_leader(member_id) or not member.matches(join.protocols):
                 # The leader rejoining, or a member with new metadata, forces a rebalance.
                 return self._update_member(group, member, join)
@@ -227,7 +231,7 @@ class MembershipHandlers:
             join.protocols,
         )
         member.is_new = True
-        if group.state is PREPARING_REBALANCE and group.previous_state is EMPTY:
+        if group.in_initial_rebalance():
             group.note_new_member(True)
         group.add(member, self._park(join))
         # New members cannot heartbeat yet: their parked join times out on its own clock.
@@ -239,6 +243,7 @@ class MembershipHandlers:
     ) -> Any:
         """A known group.instance.id joins with no member id: it takes over (KIP-345)."""
         assert join.group_instance_id is not None
+        does = rule(Request.JOIN_STATIC, group.state)
         current_leader = group.leader_id
         old, new = group.replace_static_member(join.group_instance_id, old_member_id, new_member_id)
         self._fence(group, old)
@@ -252,7 +257,7 @@ class MembershipHandlers:
             self._park(join),
         )
 
-        if group.state is STABLE:
+        if does is Rule.REPLACE_KEEPING_GENERATION:
             if (group.protocol_name or "") == group.select_protocol():
                 # Same protocol: no rebalance. Store the new member id and hand back the
                 # current generation; the member keeps its assignment through SyncGroup.
@@ -276,10 +281,10 @@ class MembershipHandlers:
                 self.rt.respond(waiter.token, response)
             else:
                 self.rb.maybe_prepare_rebalance_or_complete_join(group)
-        elif group.state is COMPLETING_REBALANCE:
+        elif does is Rule.REPLACE_AND_REBALANCE:
             # The leader may already hold the old member id: rebalance so assignments match.
             self.rb.prepare_rebalance(group)
-        elif group.state is PREPARING_REBALANCE:
+        elif does is Rule.REPLACE_AND_WAIT:
             self.rb.maybe_complete_join_phase(group)
         return None
 
@@ -306,12 +311,14 @@ class MembershipHandlers:
         if version >= 5 and (protocol_type is None or protocol_name is None):
             return sync_response(E.INCONSISTENT_GROUP_PROTOCOL)
         group = self.rt.groups.get(request.group_id)
-        if group is None or group.state is EMPTY:
+        does = Rule.UNKNOWN_MEMBER if group is None else rule(Request.SYNC, group.state)
+        if does is Rule.UNKNOWN_MEMBER:
             return sync_response(E.UNKNOWN_MEMBER_ID)
+        assert group is not None
         member_id = request.member_id
         instance_id = request.group_instance_id if version >= 3 else None
 
-        if group.state is DEAD:
+        if does is Rule.UNAVAILABLE:
             return sync_response(E.COORDINATOR_NOT_AVAILABLE)
         error = validate_member(group, member_id, instance_id)
         if error:
@@ -323,10 +330,10 @@ class MembershipHandlers:
         ):
             return sync_response(E.INCONSISTENT_GROUP_PROTOCOL)
 
-        if group.state is PREPARING_REBALANCE:
+        if does is Rule.REBALANCING:
             return sync_response(E.REBALANCE_IN_PROGRESS)
         member = group.members[member_id]
-        if group.state is COMPLETING_REBALANCE:
+        if does is Rule.WAIT_FOR_LEADER:
             self.rt.drop(member.sync_waiter)
             group.park_sync(member, self.rt.park(ctx.token, version))
             self.rb.remove_pending_sync_member(group, member_id)
@@ -334,7 +341,7 @@ class MembershipHandlers:
                 assignments = {a.member_id: bytes(a.assignment) for a in request.assignments}
                 self.rb.complete_sync_from_leader(group, assignments)
             return None
-        # Stable: hand back the member's current assignment.
+        # ASSIGNMENT: hand back the member's current assignment.
         self.rb.remove_pending_sync_member(group, member_id)
         return sync_response(
             protocol_type=group.protocol_type,
@@ -350,7 +357,8 @@ class MembershipHandlers:
         group = self.rt.groups.get(request.group_id)
         if group is None:
             return heartbeat_response(E.UNKNOWN_MEMBER_ID)
-        if group.state is DEAD:
+        does = rule(Request.HEARTBEAT, group.state)
+        if does is Rule.UNAVAILABLE:
             return heartbeat_response(E.COORDINATOR_NOT_AVAILABLE)
         member_id = request.member_id
         error = validate_member(
@@ -360,11 +368,10 @@ class MembershipHandlers:
             return heartbeat_response(error)
         if request.generation_id != group.generation:
             return heartbeat_response(E.ILLEGAL_GENERATION)
-        state = group.state
-        if state is EMPTY:
+        if does is Rule.UNKNOWN_MEMBER:
             return heartbeat_response(E.UNKNOWN_MEMBER_ID)
         self.rb.reschedule_heartbeat(group, group.members[member_id])
-        if state is PREPARING_REBALANCE:
+        if does is Rule.ALIVE_REBALANCING:
             return heartbeat_response(E.REBALANCE_IN_PROGRESS)
         return heartbeat_response()
 
@@ -379,12 +386,13 @@ class MembershipHandlers:
             identities = [(request.member_id, None)]
         group = self.rt.groups.get(request.group_id)
         if group is None:
-            return leave_response(
-                version,
-                E.NONE,
-                [leave_member(mid, iid, E.UNKNOWN_MEMBER_ID) for mid, iid in identities],
-            )
-        if group.state is DEAD:
+            consumer = self.rt.consumer_groups.get(request.group_id)
+            errors = ([E.UNKNOWN_MEMBER_ID] * len(identities) if consumer is None
+                      else self.consumer.leave_classic(consumer, identities))
+            return leave_response(version, E.NONE, [
+                leave_member(mid, iid, error) for (mid, iid), error in zip(identities, errors)])
+        does = rule(Request.LEAVE, group.state)
+        if does is Rule.UNAVAILABLE:
             return leave_response(version, E.COORDINATOR_NOT_AVAILABLE, ())
 
         results = []
@@ -413,9 +421,9 @@ class MembershipHandlers:
                     left_any = True
 
         if left_any:
-            if group.state is STABLE or group.state is COMPLETING_REBALANCE:
+            if does is Rule.LEAVE_REBALANCE:
                 self.rb.maybe_prepare_rebalance_or_complete_join(group)
-            elif group.state is PREPARING_REBALANCE:
+            elif does is Rule.LEAVE_JOIN_MAY_END:
                 self.rb.maybe_complete_join_phase(group)
         return leave_response(version, E.NONE, results)
 

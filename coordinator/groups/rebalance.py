@@ -17,7 +17,16 @@ from .fold import persist_group
 from .paused_assignment import without_paused
 from .records import group_metadata_value
 from .responses import current_members, generation_response, join_error, sync_response
-from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+from .state import (
+    COMPLETING_REBALANCE,
+    DEAD,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+    Request,
+    Rule,
+    rule,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -81,9 +90,10 @@ class Rebalancer:
             self.rt.respond(waiter.token, join_error(waiter.version, ErrorCode.UNKNOWN_MEMBER_ID))
         self.rt.drop(member.sync_waiter)
         group.remove(member.member_id)
-        if group.state is STABLE or group.state is COMPLETING_REBALANCE:
+        does = rule(Request.LEAVE, group.state)
+        if does is Rule.LEAVE_REBALANCE:
             self.maybe_prepare_rebalance_or_complete_join(group)
-        elif group.state is PREPARING_REBALANCE and group.has_all_members_joined():
+        elif does is Rule.LEAVE_JOIN_MAY_END and group.has_all_members_joined():
             self.complete_join(group)
 
     def remove_member_silently(self, group: ClassicGroup, member_id: str) -> None:
@@ -129,9 +139,7 @@ class Rebalancer:
 
     def maybe_complete_join_phase(self, group: ClassicGroup) -> None:
         """Complete the join phase once everybody rejoined, except during the initial delay."""
-        if group.state is not PREPARING_REBALANCE:
-            return
-        if group.previous_state is EMPTY:
+        if group.state is not PREPARING_REBALANCE or group.in_initial_rebalance():
             return
         if not group.has_all_members_joined():
             return
@@ -176,7 +184,7 @@ class Rebalancer:
             return
         if not group.maybe_elect_new_joined_leader() and group.members:
             rt.deadlines.schedule(
-                join_key(group.group_id), rt.now + group.rebalance_timeout_ms()
+                join_key(group.group_id), rt.now + _postpone_ms(group)
             )
             return
         group.init_next_generation(rt.now)
@@ -266,3 +274,14 @@ class Rebalancer:
         persist_group(self.rt, group, group_metadata_value(group, full))
         self.set_and_propagate_assignment(group, full)
         group.transition_to(STABLE, self.rt.now)
+
+
+def _postpone_ms(group: ClassicGroup) -> int:
+    """How long a join phase that no member rejoined waits to try again: the rebalance
+    timeout, as in Kafka, until the absent (static) members' sessions expire. Members may
+    send a zero or negative rebalance timeout; waiting that long would retry at once,
+    forever, so they wait out the longest session instead."""
+    timeout = group.rebalance_timeout_ms()
+    if timeout > 0:
+        return timeout
+    return max((m.session_timeout_ms for m in group.members.values()), default=1)

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 
+from ..groups.state import Request, Rule, rule
 from ..shared.paused import PausedSet, paused_record
-from ..shared.states import COMPLETING_REBALANCE, STABLE
 
 if TYPE_CHECKING:
     from ..consumer.groups import ConsumerGroups
@@ -93,7 +93,7 @@ class PauseHandlers:
             return
         classic: ClassicGroup | None = self.rt.groups.get(group_id)
         if (classic is not None and classic.uses_consumer_protocol()
-                and (classic.state is STABLE or classic.state is COMPLETING_REBALANCE)):
+                and rule(Request.PAUSE, classic.state) is Rule.REBALANCE):
             self.rb.prepare_rebalance(classic)
 
     def list_paused(self, version: int, request: Any, ctx: RequestContext) -> Any:

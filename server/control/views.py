@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from kcsim.protocol.apis.consumer_protocol import decode_assignment
+from kcsim.protocol.consumer_protocol import decode_assignment
 from kcsim.protocol.primitives import DecodeError
 
 if TYPE_CHECKING:

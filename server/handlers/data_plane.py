@@ -12,12 +12,10 @@ import uuid
 from typing import Any
 
 import trio
-from crc32c import crc32c
 
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
-from kcsim.protocol.primitives import DecodeError
-from kcsim.protocol.record_batch import iter_batches
+from kcsim.protocol.record_batch import BatchRejected, produced_batch
 
 from ..context import Pending
 from ..dispatch import serves
@@ -34,7 +32,6 @@ _LPart = ListOffsetsResponse.ListOffsetsPartitionResponse
 _ZERO = uuid.UUID(int=0)
 
 EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -2, -1, -3, -4, -5
-_CRC_START = 21  # the CRC covers the batch from its attributes onward
 
 
 def _find_topic(broker: Any, name: str | None, topic_id: uuid.UUID | None, by_id: bool) -> Any:
@@ -47,26 +44,19 @@ def _unknown_topic(by_id: bool) -> int:
     return ErrorCode.UNKNOWN_TOPIC_ID if by_id else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
-def _append(partition: Any, records: bytes | None) -> tuple[int, int, str | None]:
-    """Validate and append the batches of one partition; (error, base offset, message)."""
-    if not records:
-        return ErrorCode.CORRUPT_MESSAGE, -1, "Produce request without record batches"
+def _append(partition: Any, records: bytes | None, version: int) -> tuple[int, int, str | None]:
+    """Check and append the batch of one partition; (error, base offset, message).
+
+    A batch Kafka would refuse stores nothing and answers with Kafka's error;
+    bytes after the batch (a batch cut short) are dropped, as Kafka trims them.
+    """
     try:
-        infos = list(iter_batches(records))
-    except DecodeError as exc:
-        return ErrorCode.CORRUPT_MESSAGE, -1, str(exc)
-    for info in infos:
-        start = info.start
-        stored = int.from_bytes(records[start + 17:start + 21], "big")
-        if crc32c(records[start + _CRC_START:start + info.size]) != stored:
-            return ErrorCode.CORRUPT_MESSAGE, -1, "Record batch CRC mismatch"
-    base = -1
-    for info in infos:
-        batch = records[info.start:info.start + info.size] if len(infos) > 1 else records
-        offset = partition.append(batch, info)
-        if base < 0:
-            base = offset
-    return 0, base, None
+        info, size = produced_batch(records, version)
+    except BatchRejected as exc:
+        return exc.code, -1, str(exc)
+    assert records is not None
+    batch = records if size == len(records) else records[:size]
+    return 0, partition.append(batch, info), None
 
 
 @serves(0)
@@ -84,7 +74,7 @@ def produce(broker: Any, ctx: Any, request: Any) -> Any:
                                     log_append_time_ms=-1, log_start_offset=-1))
                 continue
             partition = topic.partitions[p.index]
-            err, base, msg = _append(partition, p.records)
+            err, base, msg = _append(partition, p.records, ctx.api_version)
             appended = appended or err == 0
             parts.append(_PPart(index=p.index, error_code=err, base_offset=base,
                                 log_append_time_ms=-1, log_start_offset=partition.log_start_offset,
@@ -205,7 +195,8 @@ def list_offsets(broker: Any, ctx: Any, request: Any) -> Any:
 InitProducerIdResponse = response_class(22)
 
 
-@serves(22)
+# Kafka 4.4 declares v6 (KIP-939 two-phase commit) unstable and does not advertise it.
+@serves(22, max_version=5)
 def init_producer_id(broker: Any, ctx: Any, request: Any) -> Any:
     """Idempotent producers only: ids are handed out, sequences are not enforced."""
     if request.transactional_id is not None:

@@ -9,6 +9,7 @@ yet parks until a later request or the timer completes it.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -19,14 +20,31 @@ from ..context import Durable, Pending
 from ..dispatch import serves
 
 if TYPE_CHECKING:
+    from kcsim.coordinator import Failure
+
     from ..broker import Broker
     from ..context import RequestContext
+
+
+def log_failures(failures: list[Failure], source: str = "") -> None:
+    """One line per bug the coordinator contained (traceback at debug level)."""
+    for failure in failures:
+        if failure.group_id is None:
+            log.error("%s %s failed: %s: %s; answered UNKNOWN_SERVER_ERROR", failure.what,
+                      source, type(failure.error).__name__, failure.error)
+        else:
+            log.error("group %r failed (%s: %s: %s); its requests now get "
+                      "COORDINATOR_NOT_AVAILABLE", failure.group_id, failure.what,
+                      type(failure.error).__name__, failure.error)
+        log.debug("contained failure", exc_info=failure.error)
 
 
 def handle_group_request(broker: Broker, ctx: RequestContext, request: Any) -> Any:
     groups = broker.groups
     assert groups is not None
     outcome = groups.handle(ctx.api_key, ctx.api_version, request, ctx, broker.now_ms)
+    if outcome.failures:
+        log_failures(outcome.failures, f"from client {ctx.client_id!r} at {ctx.client_host}")
     responses = outcome.responses
     if len(responses) == 1 and responses[0][0] is ctx:
         if not outcome.records:
@@ -50,6 +68,8 @@ async def _parked(broker: Broker, ctx: RequestContext) -> Any:
             broker.groups.cancel(ctx)
     return ctx.response
 
+
+log = logging.getLogger("kcsim.coordinator")
 
 for _key, (_lo, _hi) in SUPPORTED_VERSIONS.items():
     serves(_key, _lo, _hi)(handle_group_request)

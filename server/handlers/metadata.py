@@ -9,7 +9,7 @@ from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 
 from ..dispatch import serves
-from ..routing import coordinator_node
+from ..routing import broker_nodes, coordinator_node
 from ..topics import topic_name_problem
 from .topic_admin import topic_record
 
@@ -39,9 +39,9 @@ def _describe_topic(broker: Any, topic: Any, ops: bool) -> Any:
                   topic_authorized_operations=TOPIC_OPERATIONS if ops else INT32_MIN)
 
 
-def _brokers(broker: Any) -> list[Any]:
-    host, port = broker.config.advertised
-    return [_Broker(node_id=broker.config.node_id, host=host, port=port, rack=None)]
+def _brokers(broker: Any, ctx: Any) -> list[Any]:
+    return [_Broker(node_id=node, host=host, port=port, rack=None)
+            for node, host, port in broker_nodes(broker.config, ctx.listener)]
 
 
 def _topics_version(broker: Any) -> int:
@@ -85,13 +85,14 @@ def metadata(broker: Any, ctx: Any, request: Any) -> Any:
                     created[name] = uuid.uuid4()
                     records.append(topic_record(name, created[name],
                                                 broker.config.default_partitions, {}))
-                # Kafka answers the creating request with LEADER_NOT_AVAILABLE; clients retry.
-                out.append(_Topic(error_code=ErrorCode.LEADER_NOT_AVAILABLE, name=name,
-                                  topic_id=created[name], partitions=[]))
+                # Kafka (KRaft) answers the request that creates a topic as if the topic
+                # were unknown, with no topic id; clients ask again and find it.
+                out.append(_Topic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name,
+                                  topic_id=_NO_TOPIC_ID, partitions=[]))
                 continue
             out.append(_describe_topic(broker, topic, ops))
     response = MetadataResponse(
-        throttle_time_ms=0, brokers=_brokers(broker), cluster_id=broker.config.cluster_id,
+        throttle_time_ms=0, brokers=_brokers(broker, ctx), cluster_id=broker.config.cluster_id,
         controller_id=broker.config.node_id, topics=out,
         cluster_authorized_operations=(
             CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else INT32_MIN),
@@ -99,29 +100,35 @@ def metadata(broker: Any, ctx: Any, request: Any) -> Any:
     return broker.change(records, response)
 
 
+_NO_TOPIC_ID = uuid.UUID(int=0)
+
+
 @serves(10)
 def find_coordinator(broker: Any, ctx: Any, request: Any) -> Any:
+    # Kafka's success message is the error's name at v1-3 and empty per key at v4+.
     if ctx.api_version < 4:
-        node, host, port = coordinator_node(broker.config, request.key, request.key_type)
-        return FindCoordinatorResponse(throttle_time_ms=0, error_code=0, error_message=None,
+        node, host, port = coordinator_node(broker.config, ctx.listener, request.key,
+                                            request.key_type)
+        return FindCoordinatorResponse(throttle_time_ms=0, error_code=0, error_message="NONE",
                                        node_id=node, host=host, port=port)
     coordinators = []
     for key in request.coordinator_keys:
-        node, host, port = coordinator_node(broker.config, key, request.key_type)
+        node, host, port = coordinator_node(broker.config, ctx.listener, key, request.key_type)
         coordinators.append(FindCoordinatorResponse.Coordinator(
-            key=key, node_id=node, host=host, port=port, error_code=0, error_message=None))
+            key=key, node_id=node, host=host, port=port, error_code=0, error_message=""))
     return FindCoordinatorResponse(throttle_time_ms=0, coordinators=coordinators)
 
 
 @serves(60)
 def describe_cluster(broker: Any, ctx: Any, request: Any) -> Any:
-    host, port = broker.config.advertised
-    b = DescribeClusterResponse.DescribeClusterBroker(
-        broker_id=broker.config.node_id, host=host, port=port, rack=None, is_fenced=False)
+    brokers = [
+        DescribeClusterResponse.DescribeClusterBroker(
+            broker_id=node, host=host, port=port, rack=None, is_fenced=False)
+        for node, host, port in broker_nodes(broker.config, ctx.listener)]
     return DescribeClusterResponse(
         throttle_time_ms=0, error_code=0, error_message=None, endpoint_type=1,
         cluster_id=broker.config.cluster_id, controller_id=broker.config.node_id,
-        brokers=[b],
+        brokers=brokers,
         cluster_authorized_operations=(
             CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else INT32_MIN),
     )

@@ -11,8 +11,12 @@ from typing import Any
 
 import trio
 
-from kcsim.protocol.apis.consumer_protocol import encode_assignment, encode_subscription
 from kcsim.protocol.codecs import data_codec, request_class
+from kcsim.protocol.consumer_protocol import (
+    decode_assignment,
+    encode_assignment,
+    encode_subscription,
+)
 
 from .rawkafka import TrioWire
 
@@ -98,8 +102,6 @@ class RawMember:
             group_instance_id=None, assignments=assignments))
         if response.error_code or not response.assignment:
             return int(response.error_code), []
-        from kcsim.protocol.apis.consumer_protocol import decode_assignment
-
         decoded = decode_assignment(response.assignment)
         return 0, sorted(p for tp in decoded.assigned_partitions for p in tp.partitions)
 

@@ -11,6 +11,8 @@ import dataclasses
 import logging
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from kcsim.protocol.codecs import request_class
 from kcsim.protocol.errors import ErrorCode
 
@@ -20,8 +22,6 @@ from .groupkit import create_topic
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-    import pytest
 
 UNKNOWN_SERVER_ERROR = ErrorCode.UNKNOWN_SERVER_ERROR
 DESCRIBE_GROUPS, METADATA, CREATE_TOPICS, LIST_OFFSETS = 15, 3, 19, 2
@@ -126,3 +126,41 @@ def test_a_raising_handler_answers_unknown_server_error_and_the_group_is_unaffec
     failures = [r.getMessage() for r in caplog.records if "injected handler bug" in r.getMessage()]
     assert len(failures) == 4 * rounds
     assert "OffsetCommit v8 from client 'faulty'" in failures[0]
+
+
+def test_a_fold_that_raises_fails_only_its_group_over_the_wire(
+    kcsim_embedded_factory: Callable[..., Any], unique_name: Callable[[str], str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A bug in the fold of one group's records fails that group (COORDINATOR_NOT_AVAILABLE,
+    logged once); other groups, and the connection, keep working."""
+    srv = kcsim_embedded_factory()
+    topic, doomed, healthy = unique_name("t"), unique_name("doomed"), unique_name("ok")
+
+    def break_the_fold_of(group: str) -> None:
+        rt = srv.server.broker.groups._rt
+        fold = rt.fold_commits
+
+        def buggy(records: Any, start: int, end: int) -> int:
+            if records[start].key.group == group:
+                raise RuntimeError("injected fold bug")
+            return fold(records, start, end)
+
+        rt.fold_commits = buggy
+
+    caplog.set_level(logging.ERROR, logger="kcsim.coordinator")
+    host, port = srv.bootstrap.split(":")
+    with Wire(host, int(port)) as wire:
+        wire.create_topic(topic, 2)
+        srv.run_sync(break_the_fold_of, doomed)
+        for _ in range(3):
+            failed = wire.call(OFFSET_COMMIT, 8, commit_request(doomed, topic, {0: 5, 1: 5}))
+            assert [p.error_code for t in failed.topics for p in t.partitions] == [
+                ErrorCode.COORDINATOR_NOT_AVAILABLE] * 2
+            fetched = wire.call(OFFSET_FETCH, 8, fetch_request({doomed: (topic, [0])}))
+            assert [g.error_code for g in fetched.groups] == [ErrorCode.COORDINATOR_NOT_AVAILABLE]
+            wire.commit(healthy, topic, {0: 7, 1: 8})
+        assert wire.fetch({healthy: (topic, [0, 1])}) == {(healthy, 0): 7, (healthy, 1): 8}
+    lines = [r.getMessage() for r in caplog.records if doomed in r.getMessage()]
+    assert len(lines) == 1, lines
+    assert "COORDINATOR_NOT_AVAILABLE" in lines[0] and "injected fold bug" in lines[0]

@@ -1,0 +1,131 @@
+"""Listeners as Kafka names them: `NAME://host:port`, comma-separated.
+
+`listeners` says where connections are accepted, `advertised_listeners` what
+address each listener hands to the clients that came through it (in Metadata,
+FindCoordinator and DescribeCluster). One broker can so serve clients that reach
+it by different addresses at once: the host through a published port, other
+containers through a network alias. `--host/--port/--advertised-host/
+--advertised-port` are the one-listener shorthand, a listener named PLAINTEXT.
+
+kcsim speaks PLAINTEXT only: a listener whose security protocol (its name, or
+what `listener_security_protocol_map` maps it to) is anything else is refused
+at start-up, not accepted and then failing on the first handshake.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+WILDCARD_HOSTS = ("", "0.0.0.0", "::")
+SHORTHAND_NAME = "PLAINTEXT"
+
+_ENTRY = re.compile(r"(?P<name>[A-Za-z0-9_]+)://(?:\[(?P<ipv6>[0-9A-Fa-f:.%]+)\]|(?P<host>[^\s:/\[\]]*))"
+                    r":(?P<port>[0-9]+)")
+_NAME = re.compile(r"[A-Za-z0-9_]+")
+
+
+class Listener(NamedTuple):
+    """One `NAME://host:port`; an empty host means every interface."""
+
+    name: str
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.name}://{host}:{self.port}"
+
+
+class ListenerPlan(NamedTuple):
+    """Where one listener binds, and what it advertises (None: derived from the bind)."""
+
+    name: str
+    host: str
+    port: int
+    advertised_host: str | None = None
+    advertised_port: int | None = None
+
+    def advertise(self, bound_port: int) -> Listener:
+        """The address clients of this listener are given, once its port is known.
+
+        A listener on every interface advertises 127.0.0.1 unless told otherwise."""
+        host = self.advertised_host or (self.host if self.host not in WILDCARD_HOSTS
+                                        else "127.0.0.1")
+        return Listener(self.name, host, self.advertised_port or bound_port)
+
+    @property
+    def local_host(self) -> str:
+        """Where a process on this machine reaches the listener (tests, health checks)."""
+        return {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(self.host, self.host)
+
+
+def parse(text: str, *, advertised: bool = False) -> tuple[Listener, ...]:
+    """The listeners of a Kafka listener list; ValueError says what is wrong."""
+    entries = [part.strip() for part in text.split(",")]
+    if not any(entries):
+        raise ValueError("no listener given")
+    out: list[Listener] = []
+    for entry in entries:
+        match = _ENTRY.fullmatch(entry)
+        if match is None:
+            raise ValueError(f"{entry!r} is not NAME://host:port")
+        name = match["name"].upper()
+        host = match["ipv6"] if match["ipv6"] is not None else match["host"]
+        port = int(match["port"])
+        if port > 65535 or (advertised and port == 0):
+            raise ValueError(f"{entry!r}: port {port} is outside {int(advertised)}..65535")
+        if advertised and host in WILDCARD_HOSTS:
+            raise ValueError(f"{entry!r}: clients cannot connect to {host or 'an empty host'}; "
+                             "advertise a host name or address they can reach")
+        if any(seen.name == name for seen in out):
+            raise ValueError(f"listener name {name} appears twice")
+        if not advertised and port and any(seen.port == port for seen in out):
+            raise ValueError(f"port {port} is given to two listeners")
+        out.append(Listener(name, host, port))
+    return tuple(out)
+
+
+def parse_protocol_map(text: str) -> dict[str, str]:
+    """`NAME:PROTOCOL,...` with every protocol PLAINTEXT; ValueError otherwise."""
+    mapping: dict[str, str] = {}
+    for entry in (part.strip() for part in text.split(",")):
+        name, sep, protocol = entry.partition(":")
+        name, protocol = name.strip().upper(), protocol.strip().upper()
+        if not sep or not _NAME.fullmatch(name) or protocol not in SECURITY_PROTOCOLS:
+            raise ValueError(f"{entry!r} is not NAME:PROTOCOL with a protocol of "
+                             + ", ".join(SECURITY_PROTOCOLS))
+        if name in mapping:
+            raise ValueError(f"listener name {name} appears twice")
+        if protocol != "PLAINTEXT":
+            raise ValueError(f"{name} maps to {protocol}: kcsim speaks PLAINTEXT only")
+        mapping[name] = protocol
+    return mapping
+
+
+def check_protocols(listeners: tuple[Listener, ...], protocol_map: dict[str, str] | None) -> None:
+    """Every listener must speak PLAINTEXT: by the map, or by its name when there is none."""
+    for listener in listeners:
+        if protocol_map is not None:
+            if listener.name not in protocol_map:
+                raise ValueError(f"listener {listener.name} has no security protocol "
+                                 "in the listener security protocol map")
+        elif listener.name in SECURITY_PROTOCOLS and listener.name != "PLAINTEXT":
+            raise ValueError(f"kcsim speaks PLAINTEXT only: listener {listener.name} would speak "
+                             f"{listener.name} (name it otherwise, or map it to PLAINTEXT in "
+                             "the listener security protocol map)")
+
+
+def plan(listeners: tuple[Listener, ...], advertised: tuple[Listener, ...]) -> tuple[ListenerPlan, ...]:
+    """Bind plans in the order listeners were given; advertised entries must name one."""
+    by_name = {a.name: a for a in advertised}
+    unknown = set(by_name) - {listener.name for listener in listeners}
+    if unknown:
+        raise ValueError(f"advertises {', '.join(sorted(unknown))}, which is not a listener "
+                         f"(listeners: {', '.join(str(x) for x in listeners)})")
+    plans = []
+    for x in listeners:
+        a = by_name.get(x.name)
+        plans.append(ListenerPlan(x.name, x.host, x.port, a and a.host, a and a.port))
+    return tuple(plans)

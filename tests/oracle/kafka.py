@@ -1,0 +1,298 @@
+"""A real Apache Kafka broker for tests: fetched with Maven, one KRaft node on loopback.
+
+`kafka_jars()` resolves `org.apache.kafka:kafka_2.13` and its run-time dependencies
+with Maven into `<repo>/.cache/kafka/<version>/lib` once (Maven's own repository
+goes to `<repo>/.cache/m2`, so later runs work offline). `KafkaBroker` formats a
+single-node broker+controller data dir in a temp folder, starts `kafka.Kafka` with
+test-friendly settings on free loopback ports and waits until it answers Metadata
+and coordinates groups. Anything that goes wrong on the way raises
+`KafkaUnavailable` with the reason, which the fixtures turn into a loud skip.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kcsim.protocol.codecs import request_class
+from tests.server.durability.wire import Closed, Wire
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+REPO = Path(__file__).resolve().parents[2]
+CACHE = REPO / ".cache"
+DEFAULT_KAFKA_VERSION = "4.4.0"
+KAFKA_VERSION = os.environ.get("KCSIM_ORACLE_KAFKA_VERSION", DEFAULT_KAFKA_VERSION)
+LOG4J_VERSION = "2.25.5"
+MAVEN_TIMEOUT_S = 420
+START_TIMEOUT_S = 90.0
+STOP_TIMEOUT_S = 20.0
+
+# Group settings that kcsim is given too where both are compared (tests/oracle):
+# (kcsim setting, Kafka property, value).
+GROUP_SETTINGS: tuple[tuple[str, str, int], ...] = (
+    ("initial_rebalance_delay_ms", "group.initial.rebalance.delay.ms", 0),
+    ("min_session_timeout_ms", "group.min.session.timeout.ms", 1000),
+    ("max_session_timeout_ms", "group.max.session.timeout.ms", 300000),
+    ("default_partitions", "num.partitions", 1),
+    ("consumer_group_session_timeout_ms", "group.consumer.session.timeout.ms", 45000),
+    ("consumer_group_heartbeat_interval_ms", "group.consumer.heartbeat.interval.ms", 5000),
+)
+
+# Settings every test broker gets; `KafkaBroker(settings=...)` adds or overrides.
+TEST_SETTINGS: dict[str, str] = {
+    **{prop: str(value) for _, prop, value in GROUP_SETTINGS},
+    "auto.create.topics.enable": "true",
+    "offsets.topic.replication.factor": "1",
+    "offsets.topic.num.partitions": "1",
+    "transaction.state.log.replication.factor": "1",
+    "transaction.state.log.min.isr": "1",
+    "transaction.state.log.num.partitions": "1",
+    "share.coordinator.state.topic.replication.factor": "1",
+    "share.coordinator.state.topic.min.isr": "1",
+    "num.network.threads": "2",
+    "num.io.threads": "2",
+    "background.threads": "2",
+    "log.cleaner.enable": "false",
+    # Kafka 4.3+ computes KIP-848 target assignments at most once per interval, on a
+    # background thread; kcsim computes them in the heartbeat that changes the group,
+    # which is Kafka with these settings (docs/kafka-differences.md).
+    "group.consumer.min.assignment.interval.ms": "0",
+    "group.consumer.assignment.interval.ms": "0",
+    "group.consumer.assignor.offload.enable": "false",
+}
+
+
+class KafkaUnavailable(RuntimeError):
+    """Kafka cannot be fetched or started on this machine; the message says why."""
+
+
+def _pom(version: str) -> str:
+    deps = [("org.apache.kafka", "kafka_2.13", version),
+            ("org.apache.logging.log4j", "log4j-core", LOG4J_VERSION),
+            ("org.apache.logging.log4j", "log4j-slf4j-impl", LOG4J_VERSION)]
+    body = "".join(f"<dependency><groupId>{g}</groupId><artifactId>{a}</artifactId>"
+                   f"<version>{v}</version></dependency>" for g, a, v in deps)
+    return ('<project xmlns="http://maven.apache.org/POM/4.0.0">'
+            "<modelVersion>4.0.0</modelVersion><groupId>kcsim.tests</groupId>"
+            f"<artifactId>kafka-broker</artifactId><version>{version}</version>"
+            f"<packaging>pom</packaging><dependencies>{body}</dependencies></project>\n")
+
+
+def _maven(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    cmd = ["mvn", "-q", "-B", "-Dstyle.color=never", f"-Dmaven.repo.local={CACHE / 'm2'}", *args]
+    try:
+        return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True,
+                              timeout=MAVEN_TIMEOUT_S, check=False, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as exc:
+        raise KafkaUnavailable(f"`{' '.join(cmd)}` took more than {MAVEN_TIMEOUT_S}s") from exc
+
+
+def _first_error(output: str) -> str:
+    """Maven's first error line, without colour codes (the whole output if none)."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", output)
+    errors = [line for line in text.splitlines() if line.startswith("[ERROR]") and line[7:].strip()]
+    return errors[0] if errors else text[-2000:]
+
+
+def kafka_jars(version: str = KAFKA_VERSION) -> list[Path]:
+    """The broker's class path, fetched with Maven the first time (offline once cached)."""
+    home = CACHE / "kafka" / version
+    lib = home / "lib"
+    done = home / ".complete"
+    if done.exists():
+        return sorted(lib.glob("*.jar"))
+    if shutil.which("mvn") is None:
+        raise KafkaUnavailable("mvn (Maven) not found on PATH: cannot fetch Apache Kafka")
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "pom.xml").write_text(_pom(version))
+    shutil.rmtree(lib, ignore_errors=True)
+    goal = ["dependency:copy-dependencies", f"-DoutputDirectory={lib}"]
+    proc = _maven(["-o", *goal], home) if (CACHE / "m2").is_dir() else None
+    if proc is None or proc.returncode != 0:
+        proc = _maven(goal, home)
+    if proc.returncode != 0:
+        raise KafkaUnavailable(
+            f"Maven could not fetch org.apache.kafka:kafka_2.13:{version} (exit {proc.returncode}): "
+            + _first_error(proc.stdout + proc.stderr))
+    jars = sorted(lib.glob("*.jar"))
+    if not any(j.name.startswith("kafka_2.13-") for j in jars):
+        raise KafkaUnavailable(f"Maven ran but left no kafka_2.13 jar in {lib}")
+    done.write_text("\n".join(j.name for j in jars) + "\n")
+    return jars
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def cluster_id() -> str:
+    """A fresh Kafka cluster id: a UUID in Kafka's URL-safe base64 form."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def _die_with_parent() -> None:
+    """Child side of Popen: the JVM gets SIGKILL if the test process dies first (Linux)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+_LOG4J = """\
+status = warn
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = {log}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = {level}
+rootLogger.appenderRef.file.ref = file
+logger.coordinator.name = org.apache.kafka.coordinator.group
+logger.coordinator.level = INFO
+"""
+
+
+class KafkaBroker:
+    """One Kafka node (process.roles=broker,controller) in `base`, listening on loopback."""
+
+    def __init__(self, base: Path, settings: Mapping[str, str] | None = None,
+                 version: str = KAFKA_VERSION) -> None:
+        self.base = Path(base)
+        self.version = version
+        self.host = "127.0.0.1"
+        self.port = 0
+        self.controller_port = 0
+        self.settings = {**TEST_SETTINGS, **(settings or {})}
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log_path = self.base / "kafka.log"
+        self.stdout_path = self.base / "kafka.stdout.log"
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def _properties(self) -> str:
+        props = {
+            "process.roles": "broker,controller",
+            "node.id": "1",
+            "controller.quorum.bootstrap.servers": f"{self.host}:{self.controller_port}",
+            "listeners": f"PLAINTEXT://{self.host}:{self.port},CONTROLLER://{self.host}:{self.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://{self.host}:{self.port}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "log.dirs": str(self.base / "data"),
+            **self.settings,
+        }
+        return "".join(f"{k}={v}\n" for k, v in props.items())
+
+    def _java(self, main: str, *args: str, heap: str = "256m") -> list[str]:
+        java = shutil.which("java")
+        if java is None:
+            raise KafkaUnavailable("java not found on PATH: Apache Kafka needs Java 17+")
+        return [java, f"-Xmx{heap}", "-Xms64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-Xshare:auto", "-Djava.awt.headless=true",
+                f"-Dlog4j2.configurationFile={self.base / 'log4j2.properties'}",
+                "-cp", os.pathsep.join(map(str, kafka_jars(self.version))), main, *args]
+
+    def start(self) -> KafkaBroker:
+        """Format a fresh data dir, start the broker and wait until it coordinates groups."""
+        assert self.proc is None, "already running"
+        self.base.mkdir(parents=True, exist_ok=True)
+        self.port, self.controller_port = free_port(), free_port()
+        config = self.base / "server.properties"
+        config.write_text(self._properties())
+        (self.base / "log4j2.properties").write_text(
+            _LOG4J.format(log=self.log_path, level=os.environ.get("KCSIM_ORACLE_KAFKA_LOG", "WARN")))
+        fmt = self._java("kafka.tools.StorageTool", "format", "--standalone", "--ignore-formatted",
+                         "-t", cluster_id(), "-c", str(config))
+        proc = subprocess.run(fmt, capture_output=True, text=True, timeout=120, check=False,
+                              stdin=subprocess.DEVNULL)
+        if proc.returncode != 0:
+            raise KafkaUnavailable(f"kafka-storage format failed (exit {proc.returncode}):\n"
+                                   + (proc.stdout + proc.stderr)[-3000:])
+        with open(self.stdout_path, "wb") as out:
+            self.proc = subprocess.Popen(
+                self._java("kafka.Kafka", str(config), heap="512m"), stdout=out,
+                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.base,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+        try:
+            self._wait_ready(time.monotonic() + START_TIMEOUT_S)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_ready(self, deadline: float) -> None:
+        """Until Metadata lists this node and FindCoordinator finds the offsets topic's leader."""
+        last = "no answer yet"
+        while time.monotonic() < deadline:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise KafkaUnavailable(f"Kafka exited with code {self.proc.returncode} at start:\n"
+                                       + self.output()[-3000:])
+            try:
+                with Wire(self.host, self.port, timeout=5.0) as wire:
+                    meta = wire.call(3, 12, request_class(3)(
+                        topics=[], allow_auto_topic_creation=False,
+                        include_topic_authorized_operations=False))
+                    if not meta.brokers:
+                        last = "Metadata lists no broker"
+                    else:
+                        cls = request_class(10)
+                        found = wire.call(10, 4, cls(key_type=0, coordinator_keys=["kcsim-oracle-warmup"]))
+                        error = found.coordinators[0].error_code
+                        if error == 0:
+                            return
+                        last = f"FindCoordinator answered error {error}"
+            except (OSError, Closed) as exc:
+                last = f"{type(exc).__name__}: {exc}"
+            time.sleep(0.2)
+        raise KafkaUnavailable(f"Kafka did not become ready within {START_TIMEOUT_S:.0f}s "
+                               f"({last}); output:\n" + self.output()[-3000:])
+
+    def output(self) -> str:
+        parts = []
+        for path in (self.stdout_path, self.log_path):
+            with contextlib.suppress(OSError):
+                parts.append(path.read_text(errors="replace"))
+        return "\n".join(parts)
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self) -> int | None:
+        """SIGTERM (a controlled shutdown), SIGKILL after a grace period; the exit code."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        return proc.returncode
+
+    def __enter__(self) -> KafkaBroker:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
