@@ -43,7 +43,7 @@ from .context import Durable, Pending, Released, Reply, RequestContext
 from .control.changes import Changes
 from .control.clock import Clock
 from .control.faults import Faults
-from .control.inspect import error_codes_of, groups_of, topics_of
+from .control.fields import error_codes_of, groups_of, topics_of
 from .control.names import ApiNames
 from .control.request_log import LOG_KEEPS as _LOG_KEEPS
 from .control.request_log import RequestDigest, RequestLog

@@ -74,12 +74,16 @@ def kcsim_persistent(request: pytest.FixtureRequest, tmp_path: Path,
 
 
 try:
-    import pytest_trio
-except ImportError:  # without pytest-trio there is no trio fixture
-    pass
+    from pytest_trio import trio_fixture
+except ImportError:  # without pytest-trio the trio fixture says what it needs
+
+    @pytest.fixture
+    def kcsim_trio() -> None:
+        pytest.skip("the kcsim_trio fixture needs pytest-trio (pip install pytest-trio)")
+
 else:
 
-    @pytest_trio.trio_fixture
+    @trio_fixture
     async def kcsim_trio(request: pytest.FixtureRequest) -> AsyncIterator[TrioKcsim]:
         from .in_trio import open_trio_kcsim
 

@@ -127,6 +127,7 @@ class Server:
             self._cancel.cancel()
 
     def now_ms(self) -> int:
+        """The broker's time (see `clock`): what every deadline is measured against."""
         return self.clock.now_ms()
 
     async def _bind(self) -> list[tuple[trio.SocketListener, Listener]]:

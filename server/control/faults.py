@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 import trio
 
-from .inspect import groups_of, topics_of
+from .fields import groups_of, topics_of
 from .names import ApiNames, error_code, error_name
 
 if TYPE_CHECKING:

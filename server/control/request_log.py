@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
-from .inspect import error_codes_of, groups_of, topics_of
+from .fields import error_codes_of, groups_of, topics_of
 from .names import error_code, error_name
 
 if TYPE_CHECKING:
