@@ -10,6 +10,8 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from .groupkit import (
     HEARTBEAT_MS,
     Described,
@@ -413,8 +415,12 @@ def offsets_expire_once_empty(client: Any, bootstrap: str, names: Callable[[str]
              timeout=10 + retention_ms / 1000)
     assert time.monotonic() - empty_since >= 0.8 * retention_ms / 1000
     assert group not in client.list_groups()
-    gone = client.describe(group)
-    assert (gone.state, gone.members) == ("Dead", [])
+    if client.describes_unknown_as_dead:
+        gone = client.describe(group)
+        assert (gone.state, gone.members) == ("Dead", [])
+    else:
+        with pytest.raises(AssertionError, match="GROUP_ID_NOT_FOUND"):
+            client.describe(group)
 
 
 # -- every client in one group -------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Consumer groups through the Java client (kafka-clients 3.9): KafkaConsumer and Admin.
+"""Consumer groups through the Java client (kafka-clients 3.9 and 4.x): KafkaConsumer and Admin.
 
 The scenarios are those of test_groups_python_clients.py (tests/integration/groupscenarios.py),
 run by one JVM per test (tests/integration/java/GroupDriver.java).
@@ -22,12 +22,13 @@ pytestmark = [pytest.mark.java, pytest.mark.timeout(150)]
 
 
 @pytest.fixture
-def java(tmp_path: Path) -> Iterator[Callable[[str], JavaGroupClient]]:
+def java(tmp_path: Path, java_version: str) -> Iterator[Callable[[str], JavaGroupClient]]:
     """Start the Java driver; its stderr is printed at teardown (pytest shows it on failure)."""
     opened: list[JavaGroupClient] = []
 
     def start(bootstrap: str) -> JavaGroupClient:
-        client = JavaGroupClient(bootstrap, tmp_path / f"java{len(opened)}.stderr.log")
+        client = JavaGroupClient(bootstrap, tmp_path / f"java{len(opened)}.stderr.log",
+                                 java_version)
         opened.append(client)
         return client
 
