@@ -5,12 +5,14 @@ and `kcsim serve` get the same load from the same client: simple-group OffsetCom
 (generation -1, the 3 partitions of one topic) over 1 connection with 1 and 16 requests in flight
 and over 8 connections with 1 in flight each. Start-up is from spawning the process
 (Kafka: its storage format tool, then the broker) until FindCoordinator answers; RSS is read
-from /proc once ready and again after the load. Where Kafka cannot be fetched or
-started the Kafka column says why and the workload still measures kcsim.
+from /proc once ready and again after the load. Then 10,000 groups that only committed
+offsets are listed (ListGroups) and described (DescribeGroups, 100 a request). Where Kafka cannot be fetched or
+started the Kafka column says so (the reason is printed) and the workload still measures kcsim.
 """
 
 from __future__ import annotations
 
+import statistics
 import tempfile
 import threading
 import time
@@ -31,6 +33,11 @@ FIND_COORDINATOR = 10
 MODES = ((1, 1), (1, 16), (8, 1))  # (connections, requests in flight on each)
 READY_TIMEOUT_S = 90.0
 TOPIC = "bench-kafka"
+LIST_GROUPS, DESCRIBE_GROUPS = 16, 15
+ADMIN_GROUPS = 10_000
+ADMIN_RUNS = 5
+DESCRIBE_BATCH = 100
+POPULATE_IN_FLIGHT = 64
 
 
 def _wait_coordinating(host: str, port: int, deadline: float) -> None:
@@ -90,7 +97,43 @@ def _measure(host: str, port: int, pid: int, seconds: float, out: dict[str, floa
     for connections, in_flight in MODES:
         key = f"commit {connections}x{in_flight}"
         out[key], errors[key] = _commit_load(host, port, connections, in_flight, seconds)
+    _admin(host, port, out)
     out["rss after"] = rss_bytes(pid) / 2**20
+
+
+def _admin(host: str, port: int, out: dict[str, float]) -> None:
+    """ListGroups and DescribeGroups (batches of DESCRIBE_BATCH) over ADMIN_GROUPS groups that
+    only committed offsets (Empty, no protocol type): both list and describe them alike."""
+    from tests.server.durability.wire import Wire, commit_request
+
+    ids = [f"bench-kafka-admin-{i:05d}" for i in range(ADMIN_GROUPS)]
+    listing, describing = request_class(LIST_GROUPS), request_class(DESCRIBE_GROUPS)
+    with Wire(host, port, timeout=60.0) as wire:
+        for lo in range(0, ADMIN_GROUPS, POPULATE_IN_FLIGHT):
+            for group in ids[lo:lo + POPULATE_IN_FLIGHT]:
+                wire.send(OFFSET_COMMIT, COMMIT_VERSION, commit_request(group, TOPIC, {0: 1}))
+            while wire.in_flight:
+                wire.receive()
+        runs = []
+        for _ in range(ADMIN_RUNS):
+            t0 = time.perf_counter()
+            resp = wire.call(LIST_GROUPS, 4, listing(states_filter=[]))
+            runs.append(time.perf_counter() - t0)
+        mine = sum(g.group_id.startswith("bench-kafka-admin-") for g in resp.groups)
+        if resp.error_code != 0 or mine != ADMIN_GROUPS:
+            raise RuntimeError(f"ListGroups answered {resp.error_code} with {mine} of "
+                               f"{ADMIN_GROUPS} groups")
+        out["list groups"] = statistics.median(runs) * 1e3
+        t0 = time.perf_counter()
+        for lo in range(0, ADMIN_GROUPS, DESCRIBE_BATCH):
+            wire.send(DESCRIBE_GROUPS, 5, describing(groups=ids[lo:lo + DESCRIBE_BATCH],
+                                                     include_authorized_operations=False))
+        described = 0
+        while wire.in_flight:
+            described += sum(g.error_code == 0 for g in wire.receive().groups)
+        out["describe groups"] = (time.perf_counter() - t0) * 1e3
+        if described != ADMIN_GROUPS:
+            raise RuntimeError(f"DescribeGroups described {described} of {ADMIN_GROUPS} groups")
 
 
 def _on_kcsim(seconds: float) -> tuple[dict[str, float], dict[str, int]]:
@@ -128,7 +171,10 @@ SPECS = (
     ("ready", "start to coordinating groups (Kafka: with storage format)", "s"),
     ("rss ready", "RSS once ready", "MiB"),
     *((f"commit {c}x{f}", f"OffsetCommit, {c} conn x {f} in flight", "req/s") for c, f in MODES),
-    ("rss after", "RSS after the commit load", "MiB"),
+    ("list groups", f"ListGroups of {ADMIN_GROUPS:,} groups, median of {ADMIN_RUNS}", "ms"),
+    ("describe groups", f"DescribeGroups of {ADMIN_GROUPS:,} groups, {DESCRIBE_BATCH} a request",
+     "ms"),
+    ("rss after", "RSS after the commit load and the groups", "MiB"),
 )
 
 
