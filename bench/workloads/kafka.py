@@ -5,7 +5,8 @@ and `kcsim serve` get the same load from the same client: simple-group OffsetCom
 (generation -1, the 3 partitions of one topic) over 1 connection with 1 and 16 requests in flight
 and over 8 connections with 1 in flight each. Start-up is from spawning the process
 (Kafka: its storage format tool, then the broker) until FindCoordinator answers; RSS is read
-from /proc once ready and again after the load. Then 10,000 groups that only committed
+from /proc once ready and again after the load. A group of 100 classic members is
+formed (bench/rebalance.py's driver, one connection each). Then 10,000 groups that only committed
 offsets are listed (ListGroups) and described (DescribeGroups, 100 a request). Where Kafka cannot be fetched or
 started the Kafka column says so (the reason is printed) and the workload still measures kcsim.
 """
@@ -35,6 +36,8 @@ READY_TIMEOUT_S = 90.0
 TOPIC = "bench-kafka"
 LIST_GROUPS, DESCRIBE_GROUPS = 16, 15
 ADMIN_GROUPS = 10_000
+REBALANCE_MEMBERS = 100
+REBALANCE_RUNS = 3
 ADMIN_RUNS = 5
 DESCRIBE_BATCH = 100
 POPULATE_IN_FLIGHT = 64
@@ -97,8 +100,26 @@ def _measure(host: str, port: int, pid: int, seconds: float, out: dict[str, floa
     for connections, in_flight in MODES:
         key = f"commit {connections}x{in_flight}"
         out[key], errors[key] = _commit_load(host, port, connections, in_flight, seconds)
+    _rebalance(host, port, out)
     _admin(host, port, out)
     out["rss after"] = rss_bytes(pid) / 2**20
+
+
+def _rebalance(host: str, port: int, out: dict[str, float]) -> None:
+    """REBALANCE_MEMBERS classic members, each on its own connection, from the first JoinGroup
+    to the last SyncGroup answer (bench/rebalance.py's driver); median of REBALANCE_RUNS."""
+    from ..rebalance import Driver, Member
+
+    runs = []
+    with Driver(host, port, REBALANCE_MEMBERS) as driver:
+        for n in range(REBALANCE_RUNS + 1):
+            members = [Member(f"bench-kafka-rebalance-{n}", "kcsim-bench", i)
+                       for i in range(REBALANCE_MEMBERS)]
+            result = driver.run(members)
+            if n:  # the first run warms up
+                runs.append(result.seconds)
+            out["rebalance generations"] = result.max_generation()
+    out["rebalance"] = statistics.median(runs) * 1e3
 
 
 def _admin(host: str, port: int, out: dict[str, float]) -> None:
@@ -171,6 +192,9 @@ SPECS = (
     ("ready", "start to coordinating groups (Kafka: with storage format)", "s"),
     ("rss ready", "RSS once ready", "MiB"),
     *((f"commit {c}x{f}", f"OffsetCommit, {c} conn x {f} in flight", "req/s") for c, f in MODES),
+    ("rebalance", f"{REBALANCE_MEMBERS} members, first JoinGroup to all synced, median of "
+     f"{REBALANCE_RUNS}", "ms"),
+    ("rebalance generations", "generations the last of those rebalances took", ""),
     ("list groups", f"ListGroups of {ADMIN_GROUPS:,} groups, median of {ADMIN_RUNS}", "ms"),
     ("describe groups", f"DescribeGroups of {ADMIN_GROUPS:,} groups, {DESCRIBE_BATCH} a request",
      "ms"),
