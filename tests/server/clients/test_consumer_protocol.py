@@ -1,6 +1,6 @@
 """Real KIP-848 consumers (group.protocol=consumer) against `kcsim serve`.
 
-Java's KafkaConsumer 3.9 and confluent-kafka join one group, share every
+Java's KafkaConsumer (3.9 and 4.x) and confluent-kafka join one group, share every
 partition of a 6-partition topic across three members, consume what was
 produced and commit; then one member leaves and the other two take over its
 partitions and consume what is produced next.
@@ -48,11 +48,11 @@ def shared_by(members: list[Member]) -> bool:
 
 @pytest.mark.java
 def test_java_consumers_share_a_topic_and_take_over_from_a_leaver(
-    kcsim_server: Any, unique_name: Any
+    kcsim_server: Any, unique_name: Any, java_version: str
 ) -> None:
     javaclient.skip_without_java()
     proc = javaclient.run("Consumer848Group", kcsim_server.bootstrap, unique_name("t848"),
-                          unique_name("g848"), str(PER_PHASE), timeout=150)
+                          unique_name("g848"), str(PER_PHASE), timeout=150, version=java_version)
     steps = {s["step"]: s for s in (json.loads(line) for line in proc.stdout.splitlines()
                                      if line.startswith("{"))}
     context = f"\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr[-4000:]}"

@@ -1,4 +1,4 @@
-"""Consumer groups through the Java client (kafka-clients 3.9): KafkaConsumer and Admin.
+"""Consumer groups through the Java client (kafka-clients 3.9 and 4.x): KafkaConsumer and Admin.
 
 The scenarios are those of test_groups_python_clients.py (groupscenarios.py), run by
 one JVM per test (java/GroupDriver.java) against the in-process broker (`kcsim`).
@@ -6,14 +6,27 @@ one JVM per test (java/GroupDriver.java) against the in-process broker (`kcsim`)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from . import groupscenarios
+from .conftest import java_drivers
 from .groupclients import PYTHON_CLIENTS
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
+
+    from .javagroups import JavaGroupClient
+
 pytestmark = [pytest.mark.java, pytest.mark.timeout(150)]
+
+
+@pytest.fixture
+def java(tmp_path: Path, java_version: str) -> Iterator[Callable[[str], JavaGroupClient]]:
+    """Java drivers on the kafka-clients version of this run of the test."""
+    yield from java_drivers(tmp_path, java_version)
 
 
 def test_members_share_partitions(kcsim: Any, unique_name: Any, java: Any) -> None:
