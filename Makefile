@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 SOURCES := kcsim protocol coordinator storage server admin tools pipeline
 
-.PHONY: install run test test-containers image bench soak lint clean
+.PHONY: install run test test-containers image bench soak fuzz lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,13 @@ bench: $(STAMP)
 
 soak: $(STAMP)
 	KCSIM_SOAK=1 $(BIN)/python -m pytest -q tests/durability $(PYTEST_ARGS)
+
+# A long mutation fuzz of a `kcsim serve` subprocess: KCSIM_FUZZ_FRAMES frames (default a
+# million) from a fresh seed unless KCSIM_FUZZ_SEED is given; prints the seed, frames/s,
+# the server's RSS and the good client's longest wait.
+fuzz: $(STAMP)
+	KCSIM_FUZZ_FRAMES=$${KCSIM_FUZZ_FRAMES:-1000000} $(BIN)/python -m pytest -q -s -p no:cacheprovider \
+		tests/server/fuzz/test_fuzz.py $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(SOURCES) tests bench

@@ -6,8 +6,8 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from kcsim.protocol.apis.consumer_protocol import decode_assignment
 from kcsim.protocol.codecs import request_class
+from kcsim.protocol.consumer_protocol import decode_assignment
 from kcsim.protocol.errors import ErrorCode
 from kcsim.protocol.primitives import DecodeError
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from kcsim.protocol.apis.consumer_protocol import encode_assignment, encode_subscription
 from kcsim.protocol.codecs import data_codec
+from kcsim.protocol.consumer_protocol import encode_assignment, encode_subscription
 
 from .admin import fixed_response
 from .client import Frame, message_class, request

@@ -87,6 +87,8 @@ class Figure:
     kcsim_error: str | None = None
     floor_error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    kafka: float | None = None  # the same figure on Apache Kafka, where a workload takes it
+    kafka_error: str | None = None
 
     @property
     def ratio(self) -> float | None:

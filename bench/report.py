@@ -65,16 +65,20 @@ def table(figures: list[Figure], title: str) -> Table:
         caption = (f"other processes used up to {load:.2f} cores during timed phases "
                    "(> 0.2 makes wall-clock figures unreliable)")
     t = Table(title=title, caption=caption, show_lines=False)
-    for col, justify in (("workload", "left"), ("metric", "left"), ("kcsim", "right"),
-                         ("trivial-trio floor", "right"), ("ratio", "right"),
-                         ("target", "left"), ("pass/fail", "center")):
+    with_kafka = any(f.kafka is not None or f.kafka_error for f in figures)
+    columns = [("workload", "left"), ("metric", "left"), ("kcsim", "right"),
+               ("trivial-trio floor", "right"), ("ratio", "right")]
+    columns += [("Apache Kafka", "right")] if with_kafka else []
+    for col, justify in (*columns, ("target", "left"), ("pass/fail", "center")):
         t.add_column(col, justify=justify)  # type: ignore[arg-type]
     for f in figures:
         ok = f.passed
         verdict = "—" if ok is None else ("[green]pass[/]" if ok else "[red]FAIL[/]")
+        kafka = ([_value(f.kafka, f.unit, None) if f.kafka_error is None else "[yellow]skipped[/]"]
+                 if with_kafka else [])
         t.add_row(f.workload, f.metric, _value(f.kcsim, f.unit, f.kcsim_error),
                   _value(f.floor, f.unit, f.floor_error),
-                  "—" if f.ratio is None else f"{f.ratio:.2f}x",
+                  "—" if f.ratio is None else f"{f.ratio:.2f}x", *kafka,
                   f.target.text() if f.target else "", verdict)
     return t
 
@@ -82,7 +86,8 @@ def table(figures: list[Figure], title: str) -> Table:
 def errors(figures: list[Figure]) -> list[str]:
     seen: list[str] = []
     for f in figures:
-        for side, err in (("kcsim", f.kcsim_error), ("floor", f.floor_error)):
+        for side, err in (("kcsim", f.kcsim_error), ("floor", f.floor_error),
+                          ("Apache Kafka", f.kafka_error)):
             line = f"{f.workload} on {side}: {err}"
             if err and line not in seen:
                 seen.append(line)

@@ -1,13 +1,48 @@
-"""What tests use to run and steer kcsim: the embedded server and the pytest fixtures.
+"""What tests use to run and steer kcsim (docs/testing.md).
 
-The fixtures (``kcsim``, ``kcsim_embedded_factory``) are installed as a pytest
-plugin with kcsim; importing them from here is for projects that register
-plugins explicitly.
+- ``EmbeddedServer``: a broker on a background thread of this process;
+  ``open_trio_kcsim``: one inside the caller's trio run (``TrioKcsim``);
+- on either: ``.clock`` (advance, freeze, resume simulated time), ``.faults``
+  (fault rules: errors, latency, held requests, closed connections, coordinator
+  loading or unavailable), ``.requests(...)`` (the request log), ``.group(...)``
+  and ``.committed(...)`` (state views), and the waits ``wait_for_group``,
+  ``wait_for_committed``, ``wait_for_request``, ``wait_for_fault``, which raise
+  ``WaitTimeout`` showing the state they saw;
+- the pytest fixtures ``kcsim``, ``kcsim_persistent``, ``kcsim_trio`` and
+  ``kcsim_embedded_factory``, installed as a pytest plugin with kcsim; importing
+  them from here is for projects that register plugins explicitly.
+
+Rules, log entries, statuses and views are msgspec structs: ``msgspec.to_builtins``
+gives their plain-data (JSON) form, and ``FaultRule`` converts from a dict.
 """
 
 from __future__ import annotations
 
+from kcsim.server.control.faults import FaultRule, FaultStatus
+from kcsim.server.control.request_log import RequestRecord
+from kcsim.server.control.views import GroupView, MemberView
+from kcsim.server.control.waits import WaitTimeout
 from kcsim.server.embedded import EmbeddedServer
-from kcsim.server.pytest_plugin import kcsim, kcsim_embedded_factory
+from kcsim.server.in_trio import TrioKcsim, open_trio_kcsim
+from kcsim.server.pytest_plugin import (
+    kcsim,
+    kcsim_embedded_factory,
+    kcsim_persistent,
+    kcsim_trio,
+)
 
-__all__ = ["EmbeddedServer", "kcsim", "kcsim_embedded_factory"]
+__all__ = [
+    "EmbeddedServer",
+    "FaultRule",
+    "FaultStatus",
+    "GroupView",
+    "MemberView",
+    "RequestRecord",
+    "TrioKcsim",
+    "WaitTimeout",
+    "kcsim",
+    "kcsim_embedded_factory",
+    "kcsim_persistent",
+    "kcsim_trio",
+    "open_trio_kcsim",
+]

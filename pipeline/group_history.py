@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from kcsim.protocol.apis.consumer_protocol import decode_assignment
+from kcsim.protocol.consumer_protocol import decode_assignment
 from kcsim.protocol.primitives import DecodeError
 
 # The records view's record types this fold reads.

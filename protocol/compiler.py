@@ -42,10 +42,16 @@ Encoder = Callable[[Any, bytearray], None]
 
 
 class _Source:
-    def __init__(self) -> None:
+    """Lines of generated code, plus what error messages name: `label` is "Message vN";
+    `diag` emits a record of the field being read before each read (the slow decoder that
+    names the field a short or malformed buffer broke in)."""
+
+    def __init__(self, label: str, diag: bool = False) -> None:
         self.lines: list[str] = []
         self.depth = 0
         self._n = 0
+        self.label = label
+        self.diag = diag
 
     def __call__(self, line: str) -> None:
         self.lines.append("    " * self.depth + line)
@@ -82,6 +88,7 @@ class MessageCodec:
             setattr(self.cls, name, cls)
         self._decoders: dict[int, Decoder] = {}
         self._encoders: dict[int, Encoder] = {}
+        self._explainers: dict[int, Decoder] = {}
 
     # -- classes -------------------------------------------------------------
 
@@ -121,6 +128,11 @@ class MessageCodec:
     # -- public --------------------------------------------------------------
 
     def decoder(self, version: int) -> Decoder:
+        """`(buf, pos) -> (obj, end)`; raises only DecodeError, naming the field at fault.
+
+        It reads one message and stops: bytes after it are the caller's business
+        (a Kafka broker ignores whatever follows a request body).
+        """
         fn = self._decoders.get(version)
         if fn is None:
             fn = self._decoders[version] = self._compile(version, "decode")
@@ -134,13 +146,10 @@ class MessageCodec:
 
     def decode(self, buf: bytes, version: int) -> Any:
         """Decode a whole buffer; trailing bytes or a short buffer are errors."""
-        try:
-            obj, pos = self.decoder(version)(buf, 0)
-        except (_struct.error, IndexError, ValueError, UnicodeDecodeError) as exc:
-            raise DecodeError(f"{self.message.name} v{version}: {exc}") from None
+        obj, pos = self.decoder(version)(buf, 0)
         if pos != len(buf):
             raise DecodeError(
-                f"{self.message.name} v{version}: consumed {pos} of {len(buf)} bytes"
+                f"{self.message.name} v{version}: {len(buf) - pos} bytes after the message"
             )
         return obj
 
@@ -148,6 +157,18 @@ class MessageCodec:
         out = bytearray()
         self.encoder(version)(obj, out)
         return bytes(out)
+
+    def explain(self, buf: Any, pos: int, version: int) -> str:
+        """Why `buf` at `pos` is not a message of `version`: reruns a decoder that notes
+        each field before reading it, so the error names the field (the cold path)."""
+        fn = self._explainers.get(version)
+        if fn is None:
+            fn = self._explainers[version] = self._compile(version, "explain")
+        try:
+            fn(buf, pos)
+        except DecodeError as exc:
+            return str(exc)
+        return f"{self.message.name} v{version}: malformed"  # pragma: no cover - both fail
 
     # -- code generation -----------------------------------------------------
     #
@@ -159,9 +180,12 @@ class MessageCodec:
         if version not in self.message.valid:
             raise KeyError(f"{self.message.name} has no version {version}")
         flexible = version in self.message.flexible
-        src = _Source()
+        src = _Source(f"{self.message.name} v{version}", diag=what == "explain")
         env: dict[str, Any] = {
             "_DecodeError": DecodeError,
+            "_StructError": _struct.error,
+            "_explain": self.explain,
+            "_why": _why,
             "_uvarint": read_uvarint,
             "_UVT": UVARINT_TABLE,
             "_uvb": uvarint_bytes,
@@ -172,13 +196,13 @@ class MessageCodec:
             "_Ph": _struct.Struct(">h").pack,
             "_Pi": _struct.Struct(">i").pack,
         }
-        emit = self._emit_decoder if what == "decode" else self._emit_encoder
+        emit = self._emit_encoder if what == "encode" else self._emit_decoder
         root = emit(self._body, version, flexible, src, env)
         code = "\n".join(src.lines)
         exec(compile(code, f"<kcsim {what} {self.message.name} v{version}>", "exec"), env)
-        fn = env[root]
-        fn.__source__ = code  # type: ignore[attr-defined]
-        return fn  # type: ignore[no-any-return]
+        fn: Callable[..., Any] = env[root]
+        fn.__source__ = code  # type: ignore[attr-defined]  # kept for reading what was generated
+        return fn
 
     def _class_ref(self, st: StructType, env: dict[str, Any]) -> str:
         """The name generated code calls to build `st` (one per class, however often used)."""
@@ -194,23 +218,51 @@ class MessageCodec:
     def _emit_decoder(
         self, st: StructType, version: int, flexible: bool, src: _Source, env: dict[str, Any],
     ) -> str:
-        """The function `(buf, pos) -> (obj, pos)` decoding the message body `st`."""
+        """The function `(buf, pos) -> (obj, pos)` decoding the message body `st`.
+
+        Lengths, counts and nulls are checked where they are read and the error
+        names the field. A fixed-width read past the end, a UUID cut short, etc.
+        surface as other exceptions; the `try` costs nothing until one happens,
+        and then the explaining decoder says which field it was. That decoder
+        turns every exception into a DecodeError naming the field it was reading.
+        """
         fname = f"_d_{st.name}"
         src(f"def {fname}(buf, pos):")
         with src.indent():
-            src("_end = len(buf)")  # for the bounds checks of lengths read from the wire
-            obj = self._decode_fields(st, "f_", version, flexible, src, env)
-            src(f"return {obj}, pos")
+            src("_p0 = pos" if not src.diag else f"_at = {'(start)'!r}")
+            src("try:")
+            with src.indent():
+                src("_end = len(buf)")  # for the bounds checks of lengths read from the wire
+                obj = self._decode_fields(st, "f_", "", version, flexible, src, env)
+                src(f"return {obj}, pos")
+            # A DecodeError this code raised names its field already (it starts with
+            # the label); one from a helper (an overlong varint) does not.
+            if src.diag:
+                src("except Exception as _exc:")
+                with src.indent():
+                    src(f"if isinstance(_exc, _DecodeError) and str(_exc).startswith({src.label!r}):")
+                    with src.indent():
+                        src("raise")
+                    src(f"raise _DecodeError({src.label + ', field '!r} + _at + ': '"
+                        " + _why(_exc)) from None")
+            else:
+                src("except (_StructError, IndexError, ValueError, OverflowError) as _exc:")
+                with src.indent():
+                    src(f"if isinstance(_exc, _DecodeError) and str(_exc).startswith({src.label!r}):")
+                    with src.indent():
+                        src("raise")
+                    src(f"raise _DecodeError(_explain(buf, _p0, {version})) from None")
         return fname
 
     def _decode_fields(
-        self, st: StructType, prefix: str, version: int, flexible: bool, src: _Source,
-        env: dict[str, Any],
+        self, st: StructType, prefix: str, path: str, version: int, flexible: bool,
+        src: _Source, env: dict[str, Any],
     ) -> str:
         """Decode `st` at `pos` into locals `prefix + field`; return the expression building it.
 
         Consecutive fixed-width fields are read with one `unpack_from`, which
         also takes the length prefix or tagged-field count that follows them.
+        `path` names the struct in error messages ("topics[].").
         """
         names: list[str] = []
         run: list[tuple[str, str]] = []
@@ -221,24 +273,33 @@ class MessageCodec:
             names.append(fld.name)
             code = _fixed_code(fld.type)
             if code is not None:
+                if src.diag:
+                    src(f"_at = {path + fld.name!r}")
                 run.append((code, target))
+                if src.diag:
+                    _flush_unpack(run, src, env)
                 continue
-            length = _flush_with_length(fld.type, flexible, run, src, env)
-            self._decode_value(fld, target, version, flexible, src, env, length)
+            if src.diag:
+                src(f"_at = {path + fld.name!r}")
+            length = _flush_with_length(fld.type, path + fld.name, flexible, run, src, env)
+            self._decode_value(fld, target, path + fld.name, version, flexible, src, env, length)
         if flexible:
             tagged = [x for x in st.fields if version in x.tagged]
             for x in tagged:
                 src(f"{prefix}{x.name} = {self._fresh_default(x, env)}")
                 names.append(x.name)
-            self._decode_tag_section(tagged, prefix, run, version, src, env)
+            if src.diag:
+                _flush_unpack(run, src, env)
+                src(f"_at = {path + '(tagged fields)'!r}")
+            self._decode_tag_section(tagged, prefix, path, run, version, src, env)
         else:
             _flush_unpack(run, src, env)
         args = ", ".join(f"{x}={prefix}{x}" for x in names)
         return f"{self._class_ref(st, env)}({args})"
 
     def _decode_tag_section(
-        self, tagged: list[Field], prefix: str, run: list[tuple[str, str]], version: int,
-        src: _Source, env: dict[str, Any],
+        self, tagged: list[Field], prefix: str, path: str, run: list[tuple[str, str]],
+        version: int, src: _Source, env: dict[str, Any],
     ) -> None:
         """Read the tagged-field count (its first byte with the pending run, if any), then
         the tagged fields; a zero count, the common case, costs a single test."""
@@ -250,7 +311,7 @@ class MessageCodec:
             with src.indent():
                 src("pos -= 1")
                 _emit_uvarint(src, n)
-                self._emit_tag_loop(n, tagged, prefix, version, src, env)
+                self._emit_tag_loop(n, tagged, prefix, path, version, src, env)
             return
         src("if buf[pos] == 0:")
         with src.indent():
@@ -258,13 +319,14 @@ class MessageCodec:
         src("else:")
         with src.indent():
             _emit_uvarint(src, n)
-            self._emit_tag_loop(n, tagged, prefix, version, src, env)
+            self._emit_tag_loop(n, tagged, prefix, path, version, src, env)
 
     def _emit_tag_loop(
-        self, n: str, tagged: list[Field], prefix: str, version: int, src: _Source,
+        self, n: str, tagged: list[Field], prefix: str, path: str, version: int, src: _Source,
         env: dict[str, Any],
     ) -> None:
-        """Decode `n` tagged fields: known tags into their fields, unknown ones skipped."""
+        """Decode `n` tagged fields: known tags into their fields, unknown ones skipped
+        (as Kafka keeps them raw: their size must lie within the frame)."""
         src(f"for _ in range({n}):")
         with src.indent():
             t = src.var("tag")
@@ -276,25 +338,29 @@ class MessageCodec:
                 src(f"{'if' if first else 'elif'} {t} == {x.tag}:")
                 first = False
                 with src.indent():
-                    self._decode_value(x, prefix + x.name, version, True, src, env)
+                    if src.diag:
+                        src(f"_at = {path + x.name!r}")
+                    self._decode_value(x, prefix + x.name, path + x.name, version, True, src,
+                                       env)
             src("else:" if tagged else "if True:")
             with src.indent():
                 src(f"if {s} > _end - pos:")
                 with src.indent():
-                    src(f"raise _DecodeError('tagged field of ' + str({s}) + ' bytes"
-                        " exceeds the frame')")
+                    _raise(src, f"{path}(tagged fields): tag ' + str({t}) + ' of ' + str({s})"
+                                " + ' bytes runs past the end of the frame")
                 src(f"pos += {s}")
 
     def _decode_struct(
-        self, st: StructType, target: str, version: int, flexible: bool, src: _Source,
-        env: dict[str, Any],
+        self, st: StructType, target: str, path: str, version: int, flexible: bool,
+        src: _Source, env: dict[str, Any],
     ) -> None:
         """Decode one `st` into `target`, its code inlined."""
-        obj = self._decode_fields(st, src.var("p") + "_", version, flexible, src, env)
+        obj = self._decode_fields(st, src.var("p") + "_", path + ".", version, flexible, src,
+                                  env)
         src(f"{target} = {obj}")
 
     def _decode_items(
-        self, st: StructType, target: str, n: str, version: int, flexible: bool,
+        self, st: StructType, target: str, n: str, path: str, version: int, flexible: bool,
         src: _Source, env: dict[str, Any],
     ) -> None:
         """Decode `n` structs into the list `target`, the struct's code inlined in the loop."""
@@ -303,11 +369,21 @@ class MessageCodec:
         src(f"{ap} = {target}.append")
         src(f"for _ in range({n}):")
         with src.indent():
-            obj = self._decode_fields(st, src.var("p") + "_", version, flexible, src, env)
+            obj = self._decode_fields(st, src.var("p") + "_", path + "[].", version, flexible,
+                                      src, env)
             src(f"{ap}({obj})")
 
+    def _decode_null(self, target: str, path: str, nullable: bool, n: str, what: str,
+                     src: _Source) -> None:
+        """What a negative length means: null where the field is nullable in this version
+        (any negative, as in Kafka), else the request is malformed."""
+        if nullable:
+            src(f"{target} = None")
+        else:
+            _raise(src, f"{path}: non-nullable {what} is null (length ' + str({n}) + ')")
+
     def _decode_value(
-        self, fld: Field, target: str, version: int, flexible: bool, src: _Source,
+        self, fld: Field, target: str, path: str, version: int, flexible: bool, src: _Source,
         env: dict[str, Any], length: str | None = None,
     ) -> None:
         """Decode one field into `target`; `length` names its prefix if already read."""
@@ -315,17 +391,20 @@ class MessageCodec:
         t = fld.type
         if isinstance(t, ArrayType):
             n = length or _read_length(src, flexible)
+            item = t.item
             src(f"if {n} < 0:")
             with src.indent():
-                src(f"{target} = None" if nullable else f"{target} = []")
-            src(f"elif {n} > _end - pos:")
+                self._decode_null(target, path, nullable, n, "array", src)
+            # every item takes at least a byte (a fixed-width one, its width)
+            width = _FIXED[item][1] if isinstance(item, str) and item in _FIXED else 1
+            src(f"elif {n} > _end - pos:" if width == 1 else f"elif {n} * {width} > _end - pos:")
             with src.indent():
-                src(f"raise _DecodeError('array of ' + str({n}) + ' items exceeds the frame')")
+                _raise(src, f"{path}: array of ' + str({n}) + ' items runs past the end"
+                            " of the frame (' + str(_end - pos) + ' bytes left)")
             src("else:")
             with src.indent():
-                item = t.item
                 if isinstance(item, StructType):
-                    self._decode_items(item, target, n, version, flexible, src, env)
+                    self._decode_items(item, target, n, path, version, flexible, src, env)
                 elif item in _FIXED:
                     ch, size = _FIXED[item]
                     env[f"_AU_{ch}"] = array_unpacker(ch)
@@ -337,45 +416,52 @@ class MessageCodec:
                     src(f"for _ in range({n}):")
                     with src.indent():
                         inner = Field(name="_", type=item, versions=fld.versions)
-                        self._decode_value(inner, it, version, flexible, src, env)
+                        self._decode_value(inner, it, path + "[]", version, flexible, src, env)
                         src(f"{target}.append({it})")
             return
         if isinstance(t, StructType):
             if not nullable:
-                self._decode_struct(t, target, version, flexible, src, env)
+                self._decode_struct(t, target, path, version, flexible, src, env)
                 return
-            src("if buf[pos] == 255:")
+            src("if buf[pos] >= 128:")  # a negative int8 marks null, as Kafka reads it
             with src.indent():
                 src(f"{target} = None")
                 src("pos += 1")
             src("else:")
             with src.indent():
                 src("pos += 1")
-                self._decode_struct(t, target, version, flexible, src, env)
+                self._decode_struct(t, target, path, version, flexible, src, env)
             return
         if t in _FIXED:
             _flush_unpack([(_FIXED[t][0], target)], src, env)
             return
         if t == "uuid":
+            src("if pos + 16 > _end:")
+            with src.indent():
+                _raise(src, f"{path}: uuid runs past the end of the frame")
             src(f"{target} = _UUID(bytes=bytes(buf[pos:pos + 16]))")
             src("pos += 16")
             return
         # string, bytes, records: length-prefixed
-        n = length or _read_length(src, flexible, classic="h" if t == "string" else "i")
+        what = "string" if t == "string" else "bytes"
+        n = length or _read_length(src, flexible, classic="h" if t == "string" else "i",
+                                   string_path=path if t == "string" else None)
         src(f"if {n} < 0:")
         with src.indent():
-            src(f"{target} = None")
+            self._decode_null(target, path, nullable, n, what, src)
         if t == "string":
             src(f"elif {n} == 0:")
             with src.indent():
                 src(f"{target} = ''")
         src(f"elif {n} > _end - pos:")
         with src.indent():
-            src(f"raise _DecodeError('length ' + str({n}) + ' exceeds the frame')")
+            _raise(src, f"{path}: {what} length ' + str({n}) + ' runs past the end of the"
+                        " frame (' + str(_end - pos) + ' bytes left)")
         src("else:")
         with src.indent():
             if t == "string":
-                src(f"{target} = str(buf[pos:pos + {n}], 'utf-8')")
+                # Kafka decodes strings leniently: malformed UTF-8 becomes U+FFFD
+                src(f"{target} = str(buf[pos:pos + {n}], 'utf-8', 'replace')")
             else:
                 src(f"{target} = bytes(buf[pos:pos + {n}])")
             src(f"pos += {n}")
@@ -462,8 +548,8 @@ class MessageCodec:
             with src.indent():
                 _write_length(src, f"len({v})", flexible)
                 item = t.item
-                if item in _FIXED:
-                    ch, _ = _FIXED[item]  # type: ignore[index]
+                if isinstance(item, str) and item in _FIXED:
+                    ch, _ = _FIXED[item]
                     env[f"_AP_{ch}"] = array_packer(ch)
                     src(f"out += _AP_{ch}({v})")
                     return
@@ -527,6 +613,13 @@ class MessageCodec:
             src(f"out += {v}")
 
 
+def _why(exc: Exception) -> str:
+    """An exception of a generated decoder in words."""
+    if isinstance(exc, (IndexError, _struct.error)):
+        return "the frame ends inside it"
+    return str(exc) or type(exc).__name__
+
+
 def _struct_of(t: Any) -> StructType | None:
     if isinstance(t, StructType):
         return t
@@ -561,7 +654,8 @@ def _flush_unpack(run: list[tuple[str, str]], src: _Source, env: dict[str, Any])
 
 
 def _flush_with_length(
-    t: Any, flexible: bool, run: list[tuple[str, str]], src: _Source, env: dict[str, Any],
+    t: Any, path: str, flexible: bool, run: list[tuple[str, str]], src: _Source,
+    env: dict[str, Any],
 ) -> str | None:
     """Flush the pending run, reading the length prefix of a `t` value with it if possible.
 
@@ -582,6 +676,8 @@ def _flush_with_length(
         with src.indent():
             src(f"{n}, pos = _uvarint(buf, pos - 1)")
             src(f"{n} -= 1")
+            if t == "string":
+                _check_string_length(src, n, path)
     return n
 
 
@@ -607,8 +703,11 @@ def _emit_uvarint(src: _Source, target: str) -> None:
     src(f"else: {target}, pos = _uvarint(buf, pos)")
 
 
-def _read_length(src: _Source, flexible: bool, classic: str = "i") -> str:
-    """Emit code reading an array/bytes/string length (-1 means null); return its name."""
+def _read_length(src: _Source, flexible: bool, classic: str = "i",
+                 string_path: str | None = None) -> str:
+    """Emit code reading an array/bytes/string length (negative means null); return its name.
+
+    `string_path` names a string field, whose compact length Kafka caps at 0x7fff."""
     n = src.var("n")
     if flexible:  # a uvarint of length + 1, inlined for one byte
         src(f"{n} = buf[pos] - 1")
@@ -617,11 +716,26 @@ def _read_length(src: _Source, flexible: bool, classic: str = "i") -> str:
         with src.indent():
             src(f"{n}, pos = _uvarint(buf, pos)")
             src(f"{n} -= 1")
+            if string_path is not None:
+                _check_string_length(src, n, string_path)
     else:
         size = 2 if classic == "h" else 4
         src(f"({n},) = _U{classic}(buf, pos)")
         src(f"pos += {size}")
     return n
+
+
+def _check_string_length(src: _Source, n: str, path: str) -> None:
+    """A string is at most 0x7fff bytes (its classic prefix is an int16), in every version."""
+    src(f"if {n} > 0x7fff:")
+    with src.indent():
+        _raise(src, f"{path}: string length ' + str({n}) + ' is over 32767")
+
+
+def _raise(src: _Source, text: str) -> None:
+    """Emit a DecodeError naming the message, version and field; `text` starts with the
+    field's path and may splice in expressions as `' + str(x) + '`."""
+    src(f"raise _DecodeError('{src.label}, field {text}')")
 
 
 def _write_length(src: _Source, expr: str, flexible: bool, classic: str = "i") -> None:

@@ -42,7 +42,8 @@ def peek_request_header(buf: bytes | memoryview) -> tuple[int, int, int]:
     """api_key, api_version, correlation_id: readable from every header version."""
     if len(buf) < 8:
         raise DecodeError(f"request of {len(buf)} bytes is shorter than a header")
-    return _HEAD.unpack_from(buf, 0)  # type: ignore[return-value]
+    api_key, api_version, correlation_id = _HEAD.unpack_from(buf, 0)
+    return api_key, api_version, correlation_id
 
 
 def decode_request_header(buf: bytes | memoryview, header_version: int) -> tuple[RequestHeader, int]:
@@ -53,27 +54,43 @@ def decode_request_header(buf: bytes | memoryview, header_version: int) -> tuple
 
 
 def read_client_id(buf: bytes | memoryview, header_version: int) -> tuple[str | None, int]:
-    """The client id after the 8 bytes `peek_request_header` reads, and where the body starts."""
+    """The client id after the 8 bytes `peek_request_header` reads, and where the body starts.
+
+    Read as Kafka reads it: a negative length is a null id, malformed UTF-8 is
+    replaced; a length or tagged field running past the frame is a DecodeError.
+    """
     pos = 8
     client_id = None
+    end = len(buf)
     if header_version >= 1:
+        if end < 10:
+            raise DecodeError("request header: the frame ends inside client_id")
         (n,) = _I16.unpack_from(buf, pos)
         pos += 2
         if n >= 0:
-            if pos + n > len(buf):
-                raise DecodeError("client id runs past the end of the frame")
-            client_id = str(buf[pos : pos + n], "utf-8")
+            if pos + n > end:
+                raise DecodeError(f"request header: client_id length {n} runs past the end"
+                                  f" of the frame ({end - pos} bytes left)")
+            client_id = str(buf[pos : pos + n], "utf-8", "replace")
             pos += n
     if header_version >= 2:
-        if buf[pos] == 0:  # no tagged fields, the usual case
+        if pos < end and buf[pos] == 0:  # no tagged fields, the usual case
             return client_id, pos + 1
-        ntags, pos = read_uvarint(buf, pos)
-        for _ in range(ntags):
-            _tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            pos += size
-        if pos > len(buf):
-            raise DecodeError("header tagged fields run past the end of the frame")
+        try:
+            ntags, pos = read_uvarint(buf, pos)
+            for _ in range(ntags):
+                _tag, pos = read_uvarint(buf, pos)
+                size, pos = read_uvarint(buf, pos)
+                if size > end - pos:
+                    raise DecodeError(f"request header: tagged field of {size} bytes runs past"
+                                      " the end of the frame")
+                pos += size
+        except IndexError:
+            raise DecodeError("request header: the frame ends inside its tagged fields") from None
+        except DecodeError as exc:
+            if str(exc).startswith("request header"):
+                raise
+            raise DecodeError(f"request header: {exc}") from None
     return client_id, pos
 
 

@@ -1,4 +1,5 @@
-"""Kafka record batches (magic v2): count records and assign offsets, and read records back.
+"""Kafka record batches (magic v2): checked as Kafka checks them, counted, offsets assigned,
+and their records read back.
 
 Batches are stored exactly as received. The broker rewrites only the base
 offset (bytes 0-7), which lies outside the CRC, so the client's CRC stays valid.
@@ -9,6 +10,9 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING, NamedTuple
 
+from crc32c import crc32c
+
+from .errors import ErrorCode
 from .primitives import DecodeError, read_varint
 
 if TYPE_CHECKING:
@@ -22,6 +26,13 @@ HEADER_SIZE = _HEADER.size  # 61
 _LOG_OVERHEAD = 12  # baseOffset + batchLength
 _I64 = struct.Struct(">q")
 _I32 = struct.Struct(">i")
+_I16 = struct.Struct(">h")
+_MIN_RECORD_OVERHEAD = 14  # the smallest legacy record: a batch length below it is corrupt
+_MAGIC_AT = 16
+_ATTRIBUTES_AT = 21
+_CRC_START = 21  # the CRC-32C covers the batch from its attributes onward
+_ZSTD = 4
+_CONTROL = 0x20
 
 
 class BatchInfo(NamedTuple):
@@ -183,3 +194,110 @@ def _varbytes(buf: bytes | memoryview, pos: int) -> tuple[bytes | None, int]:
     if end > len(buf):
         raise DecodeError("record field runs past the end of its batch")
     return bytes(buf[pos:end]), end
+
+
+class BatchRejected(ValueError):
+    """A Produce partition's records that Kafka would not append: `code` is its answer."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _corrupt(message: str) -> BatchRejected:
+    return BatchRejected(ErrorCode.CORRUPT_MESSAGE, message)
+
+
+def _invalid(message: str) -> BatchRejected:
+    return BatchRejected(ErrorCode.INVALID_RECORD, message)
+
+
+def produced_batch(records: bytes | None, version: int) -> tuple[BatchInfo, int]:
+    """The one batch a Produce (v3+) partition carries, checked before anything is stored;
+    returns it with the bytes it spans. Raises BatchRejected with Kafka's error code.
+
+    In Kafka's order: walking the batches (a length below the smallest record or a
+    magic above 2 is CORRUPT_MESSAGE; a batch cut short at the end is left out, as
+    Kafka trims it), then the request's rules (exactly one batch, magic 2, no zstd
+    before v7: INVALID_RECORD / UNSUPPORTED_COMPRESSION_TYPE), then the batch itself
+    (base offset 0, CRC-32C: CORRUPT_MESSAGE; record count, offsets, control and
+    sequence fields, records present: INVALID_RECORD).
+    """
+    if not records:
+        raise _invalid(f"Produce requests with version {version} must have at least one"
+                       " record batch per partition")
+    first = _next_batch_size(records, 0)
+    if first is None:
+        raise _invalid(f"Produce requests with version {version} must have at least one"
+                       " record batch per partition")
+    magic = records[_MAGIC_AT]
+    if magic != 2:
+        raise _invalid(f"Produce requests with version {version} are only allowed to contain"
+                       " record batches with magic version 2")
+    (attrs,) = _I16.unpack_from(records, _ATTRIBUTES_AT)  # a whole batch is >= 26 bytes
+    codec = attrs & 0x07
+    if codec == _ZSTD and version < 7:
+        raise BatchRejected(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+                            f"Produce requests with version {version} are not allowed to use"
+                            " ZStandard compression")
+    if codec > _ZSTD:
+        raise _invalid(f"Unknown compression type id {codec}")
+    if _next_batch_size(records, first) is not None:
+        raise _invalid(f"Produce requests with version {version} are only allowed to contain"
+                       " exactly one record batch per partition")
+    (base,) = _I64.unpack_from(records, 0)
+    if base != 0:
+        raise _invalid(f"The baseOffset of the record batch should be 0, but it is {base}")
+    if first < HEADER_SIZE:
+        raise _corrupt(f"Record batch is corrupt (the size {first} is smaller than the minimum"
+                       f" allowed overhead {HEADER_SIZE})")
+    (_base, _length, _epoch, _magic, crc, _attrs, last_delta, base_ts, max_ts,
+     pid, _pepoch, seq, count) = _HEADER.unpack_from(records, 0)
+    if crc32c(memoryview(records)[_CRC_START:first]) != crc:
+        raise _corrupt(f"Record is corrupt (stored crc = {crc})")
+    if count <= 0:
+        raise _invalid(f"Invalid reported count for record batch: {count}")
+    if last_delta + 1 != count:
+        raise _invalid(f"Inconsistent batch offset range [0, {last_delta}] and count of"
+                       f" records {count}")
+    if attrs & _CONTROL:
+        raise _invalid("Clients are not allowed to write control records")
+    if pid >= 0 and seq < 0:
+        raise _invalid(f"Invalid sequence number {seq} in record batch with producerId {pid}")
+    if attrs & 0x07 == 0:
+        _check_records(records, first, count)
+    return BatchInfo(0, first, last_delta, base_ts, max_ts, count, attrs), first
+
+
+def _next_batch_size(records: bytes, pos: int) -> int | None:
+    """Size of the batch at `pos`, or None where the batches end (nothing more, or a batch
+    cut short: Kafka stops there); CORRUPT_MESSAGE for a length or magic no batch has."""
+    remaining = len(records) - pos
+    if remaining < _LOG_OVERHEAD:
+        return None
+    (length,) = _I32.unpack_from(records, pos + 8)
+    if length < _MIN_RECORD_OVERHEAD:
+        raise _corrupt(f"Record size {length} is less than the minimum record overhead"
+                       f" ({_MIN_RECORD_OVERHEAD})")
+    if remaining < _MAGIC_AT + 1:
+        return None
+    magic = records[pos + _MAGIC_AT]
+    if magic > 2:  # a byte: 128-255 are the negative magics Kafka also refuses
+        raise _corrupt(f"Invalid magic found in record: {magic}")
+    size = length + _LOG_OVERHEAD
+    return None if remaining < size else size
+
+
+def _check_records(batch: bytes, end: int, count: int) -> None:
+    """An uncompressed batch holds exactly `count` records, each within the batch."""
+    pos = HEADER_SIZE
+    try:
+        for _ in range(count):
+            length, pos = read_varint(batch, pos)
+            if length < 0 or pos + length > end:
+                raise _invalid("Incorrect declared batch size, premature EOF reached")
+            pos += length
+    except (IndexError, DecodeError):
+        raise _invalid("Incorrect declared batch size, premature EOF reached") from None
+    if pos != end:
+        raise _invalid("Incorrect declared batch size, records still remaining in file")

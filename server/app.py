@@ -6,7 +6,6 @@ import dataclasses
 import gc
 import logging
 import signal
-import time
 from typing import TYPE_CHECKING
 
 import trio
@@ -15,6 +14,7 @@ from kcsim.coordinator import GroupConfig, GroupCoordinator
 
 from .broker import Broker
 from .config import SETTINGS, validate
+from .control.clock import Clock
 from .durability import open_durability, remove_orphan_partitions, replay
 from .limits import log_connection_room, raise_open_file_limit
 from .shell import Server
@@ -39,42 +39,29 @@ def group_config(config: Config) -> GroupConfig:
                        consumer_group_assignors=config.assignors)
 
 
-def build(config: Config) -> Server:
+def build(config: Config, clock: Clock | None = None) -> Server:
     """A ready-to-serve Server: broker state and coordinator built, durable state replayed.
 
+    `clock` carries the time a test advanced over a restart (default: a new clock).
     Raises ConfigError for a Config built in code with a value out of its range."""
     validate(config)
+    clock = clock if clock is not None else Clock()
     if config.in_memory:
         topics = TopicRegistry()
-        broker = Broker(config, topics, GroupCoordinator(group_config(config), topics))
+        broker = Broker(config, topics, GroupCoordinator(group_config(config), topics), clock)
         return Server(config, broker)
-    clock = _Clock()
-    durability = open_durability(config, clock)
+    # The writer stamps records with the server's clock (wall-clock time until it serves).
+    durability = open_durability(config, clock.now_ms)
     topics = TopicRegistry(durability.open_partition)
     try:
-        broker = Broker(config, topics, GroupCoordinator(group_config(config), topics))
+        broker = Broker(config, topics, GroupCoordinator(group_config(config), topics), clock)
         replay(durability, broker.apply)
         remove_orphan_partitions(durability, set(topics.by_id))
     except BaseException:
         topics.close()
         durability.close()
         raise
-    server = Server(config, broker, durability)
-    clock.server = server
-    return server
-
-
-class _Clock:
-    """The writer stamps records with the server's clock, which exists once the
-    server does; until then (replay) its stamps are wall-clock time."""
-
-    def __init__(self) -> None:
-        self.server: Server | None = None
-
-    def __call__(self) -> int:
-        if self.server is None:
-            return int(time.time() * 1000)
-        return self.server.now_ms()
+    return Server(config, broker, durability)
 
 
 def ready_line(config: Config, server: Server) -> str:

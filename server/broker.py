@@ -1,10 +1,16 @@
 """The broker: turns one request frame into one `Reply`.
 
-Sans-socket and clock-free: `Broker.process(frame, host, now_ms, listener)`
-decodes the frame, routes it by API key (the one dispatch point: version checks happen
-here, once), calls the handler and encodes its answer. The shell owns the
-sockets, the clock, the timer and durability; it hands `now_ms` in and makes
-each reply's records durable before sending it.
+Sans-socket: `Broker.process(frame, peer, now_ms)` decodes the frame, routes it
+by API key (the one dispatch point: version checks happen here, once), calls
+the handler and encodes its answer. The peer is the connection: the client's
+host, the connection's number and the listener it came through (whose address
+answers advertise). The shell owns the sockets, the clock, the timer and
+durability; it hands `now_ms` in and makes each reply's records durable before
+sending it.
+
+It is also where tests steer requests: after decoding, the fault rules of the
+request's API (if any) may answer it otherwise (`control.faults`), and every
+answered request goes into the request log (`control.request_log`).
 
 Containment, as Kafka's request handler does it: a request that cannot be
 decoded is a protocol violation (its connection is closed); a handler or
@@ -34,8 +40,16 @@ from kcsim.protocol.headers import (
 from kcsim.protocol.primitives import DecodeError
 
 from .context import Durable, Pending, Released, Reply, RequestContext
+from .control.changes import Changes
+from .control.clock import Clock
+from .control.faults import Faults
+from .control.fields import error_codes_of, groups_of, topics_of
+from .control.names import ApiNames
+from .control.request_log import LOG_KEEPS as _LOG_KEEPS
+from .control.request_log import RequestDigest, RequestLog
 from .error_answers import NoErrorAnswer, error_answer
 from .handlers import load_handlers
+from .handlers.groups import handle_group_request
 from .topic_records import TopicKey
 from .topics import TopicRegistry
 
@@ -46,6 +60,8 @@ if TYPE_CHECKING:
     from kcsim.storage import Record
 
     from .config import Config
+    from .context import Peer
+    from .control.faults import Fault
     from .dispatch import Route
     from .listeners import Listener
 
@@ -64,10 +80,11 @@ class _Plan:
     """Everything needed to serve one (api key, version), resolved once."""
 
     __slots__ = ("cache", "cache_state", "decode", "encode", "flexible_response",
-                 "header_version", "name", "route", "version")
+                 "header_version", "name", "route", "version", "wire_key")
 
-    def __init__(self, route: Route, version: int) -> None:
+    def __init__(self, wire_key: int, route: Route, version: int) -> None:
         api = APIS[route.api_key]
+        self.wire_key = wire_key
         self.route = route
         self.version = version
         self.name = api.name
@@ -80,21 +97,47 @@ class _Plan:
             {} if route.cache_state is not None else None)
         self.cache_state: Any = None
 
+    def read_request(self, frame: bytes) -> tuple[str | None, Any]:
+        """(client id, request) of a request frame the request log kept."""
+        client_id, pos = read_client_id(frame, self.header_version)
+        return client_id, self.decode(frame, pos)[0]
+
+    def read_response(self, frame: bytes | bytearray) -> Any:
+        """The response of a response frame (size prefix included) the request log kept."""
+        body = bytes(frame[9:] if self.flexible_response else frame[8:])
+        return codec(self.route.api_key, "response").decode(body, self.version)
+
 
 class Broker:
     """Shared state of one simulated broker and the request entry point."""
 
     def __init__(self, config: Config, topics: TopicRegistry | None = None,
-                 groups: GroupCoordinator | None = None) -> None:
+                 groups: GroupCoordinator | None = None, clock: Clock | None = None) -> None:
         self.config = config
         self.topics = topics if topics is not None else TopicRegistry()
         self.groups = groups
+        self.clock = clock if clock is not None else Clock()
         self.routes = self._wire_routes(load_handlers())
         self._plans: dict[int, _Plan] = {}
         self.request_counts: dict[int, int] = {}
         self.data_arrived = trio.lowlevel.ParkingLot()
         self.now_ms = int(time.time() * 1000)  # the time of the request being handled
         self.failures = 0  # requests answered UNKNOWN_SERVER_ERROR or closed by a failure
+        # What tests steer and watch (kcsim.testing): change notices, fault rules, request log.
+        self.changes = Changes()
+        names = ApiNames({wire: APIS[r.api_key].name for wire, r in self.routes.items()})
+        group_apis = tuple(wire for wire, r in sorted(self.routes.items())
+                           if r.fn is handle_group_request and APIS[r.api_key].name != "ListGroups")
+        self.faults = Faults(names, self._served_versions, config.node_id, group_apis,
+                             10 if 10 in self.routes else None, self.changes.notify)
+        self.fault_index = self.faults.index  # API key -> rules; empty while none is installed
+        self.request_log = RequestLog(config.request_log_size, names, self.topics.topic_name)
+        self._log = self.request_log.append
+        self._seq = self.request_log.next_seq
+
+    def _served_versions(self, wire_key: int) -> tuple[int, int]:
+        route = self.routes[wire_key]
+        return route.min_version, route.max_version
 
     def _wire_routes(self, declared: dict[int, Route]) -> dict[int, Route]:
         """Routes by the key clients send: extension APIs sit on configurable keys."""
@@ -117,13 +160,11 @@ class Broker:
             route = self.routes.get(api_key)
             if route is None or not route.min_version <= version <= route.max_version:
                 return None
-            plan = self._plans[key] = _Plan(route, version)
+            plan = self._plans[key] = _Plan(api_key, route, version)
         return plan
 
-    def process(self, frame: bytes | memoryview, host: str, now_ms: int,
-                listener: Listener) -> Reply:
-        """Serve one request frame (size prefix excluded) at `now_ms`, from a client at
-        `host` connected through `listener` (the address that listener advertises)."""
+    def process(self, frame: bytes | memoryview, peer: Peer, now_ms: int) -> Reply:
+        """Serve one request frame (size prefix excluded) from `peer` at `now_ms`."""
         if len(frame) < 8:
             raise ProtocolViolation(f"request of {len(frame)} bytes is shorter than a header")
         api_key, version, correlation_id = _HEAD.unpack_from(frame, 0)
@@ -139,16 +180,21 @@ class Broker:
                 f"unsupported version {version} of API key {api_key} "
                 f"(served: {route.min_version}-{route.max_version})")
         cache = plan.cache
-        if cache is not None:
+        faults = self.fault_index  # empty while no fault rule is installed
+        key = None
+        if cache is not None and not (faults and api_key in faults):
             state = plan.route.cache_state(self)  # type: ignore[misc]
             if state != plan.cache_state or len(cache) > _CACHE_LIMIT:
                 cache.clear()
                 plan.cache_state = state
-            key = (listener, bytes(frame[8:]))
+            key = (peer.listener, bytes(frame[8:]))
             rest = cache.get(key)
             if rest is not None:
                 self.request_counts[api_key] = self.request_counts.get(api_key, 0) + 1
-                return Reply(_SIZE_CORR.pack(len(rest) + 4, correlation_id) + rest)
+                answer = _SIZE_CORR.pack(len(rest) + 4, correlation_id) + rest
+                self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms,
+                           bytes(frame), answer, 0))
+                return Reply(answer)
         try:
             client_id, pos = read_client_id(frame, plan.header_version)
             request, end = plan.decode(frame, pos)
@@ -157,39 +203,97 @@ class Broker:
         if end > len(frame):
             raise ProtocolViolation(f"{plan.name} v{version} request is truncated")
         self.request_counts[api_key] = self.request_counts.get(api_key, 0) + 1
-        ctx = RequestContext(plan.route.api_key, version, correlation_id, client_id or "", host,
-                             listener)
+        ctx = RequestContext(plan.route.api_key, version, correlation_id, client_id or "",
+                             peer.host, peer.listener)
         self.now_ms = now_ms
+        # What the request log keeps: the frame, or what tests ask of it when it is large.
+        logged = bytes(frame) if len(frame) <= _LOG_KEEPS else self._digest(client_id, request)
+        if faults:
+            rules = faults.get(api_key)
+            if rules is not None:
+                fault = self.faults.pick(rules, version, ctx.client_id, request,
+                                         self.topics.topic_name)
+                if fault is not None:
+                    return self._faulted(plan, ctx, request, logged, fault, peer.id, now_ms)
+        # `_serve`, inlined: one call less on every request.
         try:
             result = plan.route.fn(self, ctx, request)
             if result is None:
+                self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms, logged,
+                           None, 0))
                 return Reply(None)
             kind = type(result)
             if kind is Durable:
-                return Reply(self.encode_response(plan, correlation_id, result.response),
-                             result.records, result.released)
+                encoded = self.encode_response(plan, correlation_id, result.response)
+                self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms, logged,
+                           encoded if len(encoded) <= _LOG_KEEPS else error_codes_of(result.response),
+                           0))
+                return Reply(encoded, result.records, result.released)
             if kind is Pending:
                 return Reply(None, result.records, result.released,
-                             self._finish(plan, ctx, request, result.answer), result.abandon)
+                             self._finish(plan, ctx, request, result.answer, logged, peer.id,
+                                          now_ms, 0),
+                             result.abandon)
             encoded = self.encode_response(plan, correlation_id, result)
         except Exception as exc:  # a bug in one handler answers one request
-            return Reply(self._failed(plan, ctx, request, exc))
-        if cache is not None and plan.route.cache_state(self) == plan.cache_state:  # type: ignore[misc]
-            cache[key] = bytes(encoded[8:])
+            return Reply(self._failed(plan, ctx, request, exc, logged, peer.id, now_ms))
+        self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms, logged,
+                   encoded if len(encoded) <= _LOG_KEEPS else error_codes_of(result), 0))
+        if key is not None and plan.route.cache_state(self) == plan.cache_state:  # type: ignore[misc]
+            cache[key] = bytes(encoded[8:])  # type: ignore[index]
         return Reply(encoded)
 
+    def _serve(self, plan: _Plan, ctx: RequestContext, request: Any, logged: Any,
+               connection: int, received_ms: int, fault: int) -> Reply:
+        """Call the handler and encode its answer: `process` does the same inline; this is
+        the way on for a request a fault rule let through (after a delay, say)."""
+        correlation_id = ctx.correlation_id
+        try:
+            result = plan.route.fn(self, ctx, request)
+            if result is None:
+                self._log((self._seq(), plan, correlation_id, connection, received_ms,
+                           self.now_ms, logged, None, fault))
+                return Reply(None)
+            kind = type(result)
+            if kind is Durable:
+                result, records, released = result.response, result.records, result.released
+            elif kind is Pending:
+                return Reply(None, result.records, result.released,
+                             self._finish(plan, ctx, request, result.answer, logged, connection,
+                                          received_ms, fault),
+                             result.abandon)
+            else:
+                records = released = None
+            encoded = self.encode_response(plan, correlation_id, result)
+        except Exception as exc:
+            return Reply(self._failed(plan, ctx, request, exc, logged, connection, received_ms))
+        self._log((self._seq(), plan, correlation_id, connection, received_ms, self.now_ms,
+                   logged, encoded if len(encoded) <= _LOG_KEEPS else error_codes_of(result),
+                   fault))
+        return Reply(encoded, records, released)
+
+    def _digest(self, client_id: str | None, request: Any) -> RequestDigest:
+        return RequestDigest(client_id, groups_of(request),
+                             tuple(dict.fromkeys(t for t, _ in topics_of(
+                                 request, self.topics.topic_name) if t)))
+
     async def _finish(self, plan: _Plan, ctx: RequestContext, request: Any,
-                      answer: Awaitable[Any]) -> bytearray | None:
+                      answer: Awaitable[Any], logged: Any, connection: int, received_ms: int,
+                      fault: int) -> bytearray | None:
         try:
             response = await answer
-            if response is None:
-                return None
-            return self.encode_response(plan, ctx.correlation_id, response)
+            encoded = None if response is None else self.encode_response(
+                plan, ctx.correlation_id, response)
         except Exception as exc:
-            return self._failed(plan, ctx, request, exc)
+            return self._failed(plan, ctx, request, exc, logged, connection, received_ms)
+        self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
+                   self.clock.now_ms(), logged,
+                   encoded if encoded is None or len(encoded) <= _LOG_KEEPS
+                   else error_codes_of(response), fault))
+        return encoded
 
-    def _failed(self, plan: _Plan, ctx: RequestContext, request: Any,
-                exc: Exception) -> bytearray:
+    def _failed(self, plan: _Plan, ctx: RequestContext, request: Any, exc: Exception,
+                logged: Any, connection: int, received_ms: int) -> bytearray:
         """Log one line for a request whose handling raised, and build its error answer."""
         self.failures += 1
         what = f"{plan.name} v{plan.version} from client {ctx.client_id!r} at {ctx.client_host}"
@@ -198,13 +302,62 @@ class Broker:
         try:
             response = error_answer(self, plan.route.api_key, plan.version, request,
                                     ErrorCode.UNKNOWN_SERVER_ERROR)
-            return self.encode_response(plan, ctx.correlation_id, response)
+            encoded = self.encode_response(plan, ctx.correlation_id, response)
         except NoErrorAnswer:
             raise ProtocolViolation(f"{what} failed and {plan.name} has no error field "
                                     "to answer it with") from None
         except Exception as again:
             raise ProtocolViolation(f"{what} failed, and so did its error answer: "
                                     f"{type(again).__name__}: {again}") from None
+        self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms, self.now_ms,
+                   logged, encoded, 0))
+        return encoded
+
+    # -- faults ---------------------------------------------------------------
+
+    def _faulted(self, plan: _Plan, ctx: RequestContext, request: Any, logged: Any,
+                 fault: Fault, connection: int, received_ms: int) -> Reply:
+        """Answer a request a fault rule fired on: at once, or later (latency, hold, never)."""
+        if fault.waits:
+            return Reply(None, pending=self._later(plan, ctx, request, logged, fault, connection,
+                                                   received_ms))
+        return self._act(plan, ctx, request, logged, fault, connection, received_ms)
+
+    async def _later(self, plan: _Plan, ctx: RequestContext, request: Any, logged: Any,
+                     fault: Fault, connection: int, received_ms: int) -> Reply:
+        if fault.latency_s:
+            await trio.sleep(fault.latency_s)
+        if fault.hold:
+            await self.faults.hold(fault)
+        if fault.no_answer:
+            await trio.sleep_forever()
+        self.now_ms = self.clock.now_ms()
+        return self._act(plan, ctx, request, logged, fault, connection, received_ms)
+
+    def _act(self, plan: _Plan, ctx: RequestContext, request: Any, logged: Any, fault: Fault,
+             connection: int, received_ms: int) -> Reply:
+        """What the rule does once any wait is over: an error answer, a closed connection,
+        or the request served as usual (closing the connection after, if the rule says so)."""
+        if fault.close == "before":
+            self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
+                       self.now_ms, logged, None, fault.id))
+            return Reply(None, close=True)
+        if fault.error is not None:
+            try:
+                response = error_answer(self, plan.route.api_key, plan.version, request,
+                                        fault.error)
+            except NoErrorAnswer:
+                raise ProtocolViolation(f"fault rule {fault.id}: {plan.name} has no error field; "
+                                        "closing the connection instead") from None
+            encoded = self.encode_response(plan, ctx.correlation_id, response)
+            self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
+                       self.now_ms, logged, encoded, fault.id))
+            reply = Reply(encoded)
+        else:
+            reply = self._serve(plan, ctx, request, logged, connection, received_ms, fault.id)
+        if fault.close == "after":
+            reply.close = True
+        return reply
 
     @staticmethod
     def encode_response(plan: _Plan, correlation_id: int, response: Any) -> bytearray:

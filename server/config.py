@@ -198,6 +198,9 @@ class Config(msgspec.Struct, kw_only=True):
         extra=_checked("three distinct API keys 0..32767, comma-separated", _valid_api_keys),
     )] = ",".join(map(str, DECLARED_EXTENSION_KEYS))
     log_level: Annotated[LogLevel, Meta(description="how much the server logs")] = "INFO"
+    request_log_size: Annotated[Int32, Meta(
+        description="requests the request log keeps, newest last, for tests to query "
+                    "(0: none)")] = 4096
 
     @property
     def listener_plans(self) -> tuple[listeners_mod.ListenerPlan, ...]:

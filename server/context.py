@@ -20,6 +20,18 @@ if TYPE_CHECKING:
     from .listeners import Listener
 
 
+class Peer:
+    """The connection a request came on: the client's address, the connection's number,
+    and the listener it came through (as advertised)."""
+
+    __slots__ = ("host", "id", "listener")
+
+    def __init__(self, host: str, connection_id: int, listener: Listener) -> None:
+        self.host = host
+        self.id = connection_id
+        self.listener = listener
+
+
 class RequestContext:
     """Per-request facts: version, client identity, the listener the client came
     through (as advertised: where it is told to connect), and the token for pending answers."""
@@ -85,20 +97,23 @@ class Reply:
     `frame` is the encoded response (None when Kafka sends none, or while it is
     pending); it may be sent only once `records` are durable, and `released`
     are handed to their requests at that point too. `pending`, when set, is
-    awaited for the encoded answer; later requests of the connection wait behind it.
+    awaited for the encoded answer, or for another Reply (a request a fault rule
+    held is served once released); later requests of the connection wait behind
+    it. `close` ends the connection once everything up to this answer is sent.
     """
 
-    __slots__ = ("abandon", "frame", "pending", "records", "released")
+    __slots__ = ("abandon", "close", "frame", "pending", "records", "released")
 
     def __init__(self, frame: bytes | bytearray | None, records: list[Record] | None = None,
                  released: Released | None = None,
-                 pending: Coroutine[Any, Any, bytes | bytearray | None] | None = None,
-                 abandon: Callable[[], None] | None = None) -> None:
+                 pending: Coroutine[Any, Any, bytes | bytearray | Reply | None] | None = None,
+                 abandon: Callable[[], None] | None = None, close: bool = False) -> None:
         self.frame = frame
         self.records = records
         self.released = released
         self.pending = pending
         self.abandon = abandon
+        self.close = close
 
     def withdraw(self) -> None:
         """The connection ended before the pending answer was awaited."""

@@ -42,12 +42,59 @@ class Durability:
     replayed: int = 0
     replay_seconds: float = 0.0
 
-    def open_partition(self, topic_id: uuid.UUID, index: int) -> PartitionLog:
-        return PartitionLog.open(self.partitions_dir / topic_id.hex / str(index))
+    def open_partition(self, topic_id: uuid.UUID, index: int) -> PartitionLog | UnwrittenPartition:
+        """The partition's log if it has one on disk, else a stand-in that creates it on
+        the first append: a topic of thousands of partitions costs no file, directory or
+        descriptor for those never written."""
+        directory = self.partitions_dir / topic_id.hex / str(index)
+        if directory.exists():
+            return PartitionLog.open(directory)
+        return UnwrittenPartition(directory)
 
     def close(self) -> None:
         self.log.close()
         self.lock.release()
+
+
+class UnwrittenPartition:
+    """An empty partition whose log is created by its first append (PartitionLog's interface)."""
+
+    __slots__ = ("_directory", "_log")
+
+    def __init__(self, directory: Path) -> None:
+        self._directory = directory
+        self._log: PartitionLog | None = None
+
+    @property
+    def log_start_offset(self) -> int:
+        return 0 if self._log is None else self._log.log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return 0 if self._log is None else self._log.log_end_offset
+
+    def append(self, base_offset: int, last_offset_delta: int, batch: bytes,
+               max_timestamp: int) -> None:
+        if self._log is None:  # on the event loop: its directories are synced with its data
+            self._log = PartitionLog.open(self._directory, sync_dirs=False)
+        self._log.append(base_offset, last_offset_delta, batch, max_timestamp)
+
+    def read(self, from_offset: int, max_bytes: int) -> list[tuple[int, bytes]]:
+        return [] if self._log is None else self._log.read(from_offset, max_bytes)
+
+    def sync(self) -> None:
+        if self._log is not None:
+            self._log.sync()
+
+    def close(self) -> None:
+        if self._log is not None:
+            self._log.close()
+
+    def delete(self) -> None:
+        """Without waiting for the disk: a removal lost in a crash leaves a directory of a
+        deleted topic, which start-up removes (remove_orphan_partitions)."""
+        if self._log is not None:
+            self._log.delete(sync_dir=False)
 
 
 def open_durability(config: Config, clock_ms: Any) -> Durability:

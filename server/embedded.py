@@ -1,7 +1,10 @@
 """Run a kcsim server inside the current Python process (tests, notebooks).
 
 `with EmbeddedServer(config) as srv:` starts trio in a background thread and
-returns once the port accepts connections; leaving the block stops it.
+returns once the port accepts connections; leaving the block stops it. The
+server carries the test controls (kcsim.testing): `srv.clock`, `srv.faults`,
+`srv.requests(...)`, `srv.wait_for_group(...)`, ... Each call runs on the
+server's trio thread; the waits block the calling thread.
 """
 
 from __future__ import annotations
@@ -14,12 +17,14 @@ import trio
 
 from . import config as config_mod
 from .app import build
+from .control.clock import Clock
+from .control.handles import BlockingControls
 
 if TYPE_CHECKING:
     from .shell import Server
 
 
-class EmbeddedServer:
+class EmbeddedServer(BlockingControls):
     """A kcsim broker on a background thread; `.port` and `.bootstrap` once started."""
 
     def __init__(self, config: config_mod.Config | None = None, **settings: Any) -> None:
@@ -31,18 +36,27 @@ class EmbeddedServer:
         self.config = config
         self.server: Server | None = None
         self.port: int | None = None
+        self._clock = Clock()  # kept over restarts, with the time tests advanced
         self._thread: threading.Thread | None = None
         self._token: trio.lowlevel.TrioToken | None = None
         self._cancel: trio.CancelScope | None = None
         self._started = threading.Event()
         self._error: BaseException | None = None
+        super().__init__(self.run_sync, self._current)
 
     @property
     def bootstrap(self) -> str:
         """Where this process reaches the first listener."""
         return f"{self.config.listener_plans[0].local_host}:{self.port}"
 
+    def _current(self) -> Server:
+        if self.server is None:
+            raise RuntimeError("the kcsim server is not running")
+        return self.server
+
     def start(self) -> EmbeddedServer:
+        self._started.clear()
+        self._error = None
         self._thread = threading.Thread(target=self._run, name="kcsim", daemon=True)
         self._thread.start()
         self._started.wait()
@@ -61,14 +75,15 @@ class EmbeddedServer:
         self._token = trio.lowlevel.current_trio_token()
         with trio.CancelScope() as scope:
             self._cancel = scope
-            self.server = build(self.config)
+            self.server = build(self.config, self._clock)
             async with trio.open_nursery() as nursery:
                 self.port = await nursery.start(self.server.serve)
                 self._started.set()
 
     def run_sync(self, fn: Any, *args: Any) -> Any:
         """Call fn(*args) on the server's trio thread (state inspection in tests)."""
-        assert self._token is not None
+        if self._token is None:
+            raise RuntimeError("the kcsim server is not running")
         return trio.from_thread.run_sync(fn, *args, trio_token=self._token)
 
     def stop(self) -> None:
@@ -77,6 +92,18 @@ class EmbeddedServer:
                 trio.from_thread.run_sync(self._cancel.cancel, trio_token=self._token)
         if self._thread is not None:
             self._thread.join(timeout=10)
+        self._token = None
+
+    def restart(self) -> EmbeddedServer:
+        """Stop and start again on the same port: a broker with a data dir replays its
+        state; the clock keeps the time tests advanced. Fault rules and the request
+        log start empty."""
+        if self.port is not None and self.config.port == 0:
+            self.config.port = self.port
+            self.config.advertised_port = None
+        self.stop()
+        self.server = None
+        return self.start()
 
     def __enter__(self) -> EmbeddedServer:
         return self.start()

@@ -1,9 +1,11 @@
 """The trio shell: listener, one task per connection, the coordinator's timer.
 
-The shell owns everything that is not pure: the sockets, the clock (`now_ms`),
-the timer that ticks the group coordinator, and durability. The broker turns
-each request frame into a `Reply`; the shell makes a reply's records durable
-(one group commit for every answer it has in hand), then sends.
+The shell owns everything that is not pure: the sockets, the clock (`clock`,
+which tests may advance, freeze and resume), the timer that ticks the group
+coordinator, and durability. The broker turns each request frame into a
+`Reply`; the shell makes a reply's records durable (one group commit for every
+answer it has in hand), then sends. After every batch it handled and every
+tick it tells waiting tests that the state may have changed.
 
 Like a Kafka broker, a connection's requests are served in order: every
 complete frame already received is processed, their responses are sent
@@ -23,9 +25,9 @@ from __future__ import annotations
 
 import errno
 import logging
+import math
 import os
 import struct
-import time
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -33,14 +35,17 @@ import trio
 from kcsim.storage import StorageError
 
 from .broker import Broker, ProtocolViolation
+from .context import Peer, Reply
 from .handlers.groups import log_failures
 from .socket_io import DirectSocket
 
 if TYPE_CHECKING:
+    from kcsim.coordinator import Outcome
     from kcsim.storage import Record
 
     from .config import Config
     from .context import Released
+    from .control.clock import Clock
     from .durability import Durability
     from .listeners import Listener
 
@@ -67,9 +72,8 @@ class Server:
     def __init__(self, config: Config, broker: Broker | None = None,
                  durability: Durability | None = None) -> None:
         self.config = config
-        self._epoch_ms = time.time() * 1000.0
-        self._trio_start: float | None = None
         self.broker = broker if broker is not None else Broker(config)
+        self.clock: Clock = self.broker.clock  # one clock: the broker reads it for long polls
         self.durability = durability
         # Records go through the writer; its policy alone decides whether to wait.
         self._writer = durability.writer if durability is not None else None
@@ -83,6 +87,8 @@ class Server:
         self.stopped = trio.Event()
         self._cancel: trio.CancelScope | None = None
         self._open: set[_Connection] = set()
+        self._accepted = 0
+        self._nursery: trio.Nursery | None = None
 
     # -- durability: the one way an answer waits for its records ----------------
 
@@ -121,10 +127,8 @@ class Server:
             self._cancel.cancel()
 
     def now_ms(self) -> int:
-        """Wall-clock milliseconds advanced by trio's clock (so MockClock drives time-outs)."""
-        if self._trio_start is None:
-            return int(time.time() * 1000)
-        return int(self._epoch_ms + (trio.current_time() - self._trio_start) * 1000.0)
+        """The broker's time (see `clock`): what every deadline is measured against."""
+        return self.clock.now_ms()
 
     async def _bind(self) -> list[tuple[trio.SocketListener, Listener]]:
         """Open every listener's sockets; each is paired with the address it advertises."""
@@ -145,13 +149,13 @@ class Server:
 
     async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Listen and serve until cancelled; reports the first bound port through task_status."""
-        self._trio_start = trio.current_time()
-        self._epoch_ms = time.time() * 1000.0
         try:
             bound = await self._bind()
             with trio.CancelScope() as cancel:
                 self._cancel = cancel
                 async with trio.open_nursery() as nursery:
+                    self._nursery = nursery
+                    self.clock.start(self._clock_changed)
                     if self._writer is not None:
                         await nursery.start(self._writer.run)
                     if self.broker.groups is not None:
@@ -161,6 +165,8 @@ class Server:
                         nursery.start_soon(self._accept, listener, address, nursery)
                     task_status.started(self.port)
         finally:
+            self._nursery = None
+            self.clock.stop()
             with trio.CancelScope(shield=True):
                 await self._close_storage()
             self.stopped.set()
@@ -176,21 +182,18 @@ class Server:
 
     # -- timer --------------------------------------------------------------
 
-    def _rearm(self) -> None:
-        """Re-arm the timer if the coordinator now has an earlier deadline."""
+    def _rearm(self, force: bool = False) -> None:
+        """Re-arm the timer if the coordinator now has an earlier deadline (`force`: whatever
+        it is, as after the clock changed)."""
         scope = self._timer_scope
         if scope is None or self.broker.groups is None:
             return
         deadline = self.broker.groups.next_deadline()
-        if deadline is not None and deadline != self._armed_ms:
+        if force or (deadline is not None and deadline != self._armed_ms):
             self._armed_ms = deadline
-            at = self._to_trio(deadline)
-            if at < scope.deadline:
+            at = self.clock.to_trio(deadline) if deadline is not None else math.inf
+            if force or at < scope.deadline:
                 scope.deadline = at
-
-    def _to_trio(self, ms: int) -> float:
-        assert self._trio_start is not None
-        return self._trio_start + (ms - self._epoch_ms) / 1000.0
 
     async def _timer(self) -> None:
         groups = self.broker.groups
@@ -198,16 +201,47 @@ class Server:
         while True:
             deadline = groups.next_deadline()
             with trio.CancelScope() as scope:
-                scope.deadline = self._to_trio(deadline) if deadline is not None else float("inf")
+                scope.deadline = self.clock.to_trio(deadline) if deadline is not None else math.inf
                 self._armed_ms = deadline
                 self._timer_scope = scope
                 await trio.sleep_forever()
             self._timer_scope = None
-            outcome = groups.tick(self.now_ms())
+            outcome = groups.tick(self.clock.now_ms())
             if outcome.failures:
                 log_failures(outcome.failures)
             await self._durable(outcome.records)
             self.broker.release(outcome.responses)
+            self.broker.changes.notify()
+
+    def _clock_changed(self) -> None:
+        """A test advanced, froze or resumed the clock: fire every deadline now due (in
+        order, each at its own time), re-arm the timer, wake long polls to look again."""
+        groups = self.broker.groups
+        if groups is not None and self._nursery is not None:
+            outcome = groups.tick(self.clock.now_ms())
+            if outcome.failures:
+                log_failures(outcome.failures)
+            try:
+                durable = self._durable_now(outcome.records) if outcome.records else True
+            except ConnectionAbort:  # storage failed: the server is stopping
+                return
+            if durable:
+                self.broker.release(outcome.responses)
+            else:
+                self._nursery.start_soon(self._release_when_durable, outcome)
+            self._rearm(force=True)
+        self.broker.data_arrived.unpark_all()
+        self.broker.changes.notify()
+
+    async def _release_when_durable(self, outcome: Outcome) -> None:
+        assert self._writer is not None
+        try:
+            await self._writer.commit(outcome.records)
+        except StorageError as exc:
+            self.fatal(exc)
+            return
+        self.broker.release(outcome.responses)
+        self.broker.changes.notify()
 
     # -- connections --------------------------------------------------------
 
@@ -245,20 +279,22 @@ class Server:
             await stream.aclose()
             return
         self.connections += 1
+        self._accepted += 1
         sock = DirectSocket(stream)
         host = sock.peer_host()
-        conn = _Connection(trio.current_time())
+        conn = _Connection(host, self._accepted, address, trio.current_time())
         self._open.add(conn)
         try:
             with conn.scope:
-                await self._serve_stream(sock, host, address, conn)
+                await self._serve_stream(sock, conn)
             if conn.scope.cancelled_caught:
                 log.info("closing connection from %s idle for %d ms", host,
                          self.config.idle_timeout_ms)
         except ProtocolViolation as exc:
             log.warning("closing connection from %s: %s", host, exc)
-        except ConnectionAbort:
-            pass
+        except ConnectionAbort as exc:
+            if str(exc):
+                log.debug("closing connection %d from %s: %s", conn.id, host, exc)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
             # The peer reset, vanished or timed out: this connection ends, no other.
             log.debug("connection from %s ended: %r", host, exc)
@@ -288,9 +324,9 @@ class Server:
                 elif now - conn.quiet_since >= idle_s:
                     conn.scope.cancel()
 
-    async def _serve_stream(self, stream: DirectSocket, host: str, address: Listener,
-                            conn: _Connection) -> None:
+    async def _serve_stream(self, stream: DirectSocket, conn: _Connection) -> None:
         broker = self.broker
+        changed = broker.changes.notify
         max_frame = self.config.max_frame_bytes
         unpack = _SIZE.unpack_from
         pending: bytes | bytearray = b""  # an incomplete frame carried over to the next receive
@@ -305,12 +341,13 @@ class Server:
             view = memoryview(data)
             pos = 0
             end = len(data)
-            now = self.now_ms()
+            now = self.clock.now_ms()
             out: list[bytes | bytearray] = []
             unsent = 0  # bytes in `out`
             records: list[Record] = []  # of answers in `out`, not yet durable
             released: Released = []
             violation: ProtocolViolation | None = None
+            close = False  # a fault rule closes the connection after what is in `out`
             while end - pos >= 4:
                 if unsent > UNSENT_BOUND:  # send before answering more: a peer not reading stalls here
                     self._rearm()
@@ -327,37 +364,52 @@ class Server:
                 frame = view[pos + 4 : pos + 4 + size]
                 pos += 4 + size
                 try:
-                    reply = broker.process(frame, host, now, address)
+                    reply = broker.process(frame, conn, now)
                 except ProtocolViolation as exc:
                     violation = exc
                     break
-                if reply.records:
-                    records += reply.records
-                if reply.released:
-                    released += reply.released
-                if reply.pending is None:
-                    if reply.frame is not None:
-                        out.append(reply.frame)
-                        unsent += len(reply.frame)
-                    continue
-                # An answer that must wait: everything before it goes out first.
-                self._rearm()
-                try:
-                    await self._flush(stream, out, records, released)
-                except BaseException:
-                    reply.withdraw()
-                    raise
-                out, records, released = [], [], []
-                unsent = 0
-                conn.waiting = True
-                try:
-                    answer = await reply.pending
-                finally:
-                    conn.waiting = False
-                if answer is not None:
-                    out.append(answer)
-                    unsent += len(answer)
-                now = self.now_ms()
+                while True:
+                    if reply.records:
+                        records += reply.records
+                    if reply.released:
+                        released += reply.released
+                    if reply.pending is None:
+                        if reply.frame is not None:
+                            out.append(reply.frame)
+                            unsent += len(reply.frame)
+                        break
+                    # An answer that must wait: everything before it goes out first.
+                    self._rearm()
+                    try:
+                        await self._flush(stream, out, records, released)
+                    except BaseException:
+                        reply.withdraw()
+                        raise
+                    out, records, released = [], [], []
+                    unsent = 0
+                    changed()  # the request changed the state before it parked
+                    conn.waiting = True
+                    try:
+                        answer = await reply.pending
+                    except ProtocolViolation as exc:
+                        violation = exc
+                        break
+                    finally:
+                        conn.waiting = False
+                    now = self.clock.now_ms()
+                    changed()
+                    if isinstance(answer, Reply):  # a held request, served now
+                        reply = answer
+                        continue
+                    if answer is not None:
+                        out.append(answer)
+                        unsent += len(answer)
+                    break
+                if violation is not None:
+                    break
+                if reply.close:
+                    close = True
+                    break
             self._rearm()
             pending = bytearray(view[pos:]) if pos < end else b""
             if records and not self._durable_now(records):
@@ -367,8 +419,14 @@ class Server:
                     broker.release(released)
                 if out:
                     await stream.send_all(b"".join(out) if len(out) > 1 else out[0])
+            changed()
             if violation is not None:
-                raise violation
+                try:
+                    raise violation
+                finally:  # its traceback holds this frame: no cycle back through a local
+                    violation = None
+            if close:
+                raise ConnectionAbort("a fault rule closes it")
 
     async def _flush(self, stream: DirectSocket, out: list[bytes | bytearray],
                      records: list[Record], released: Released) -> None:
@@ -380,12 +438,13 @@ class Server:
             await stream.send_all(b"".join(out) if len(out) > 1 else out[0])
 
 
-class _Connection:
-    """What the idle reaper knows of a connection."""
+class _Connection(Peer):
+    """A connection as the broker sees it (host, number) and what the idle reaper knows."""
 
     __slots__ = ("quiet_since", "received", "scope", "seen", "waiting")
 
-    def __init__(self, now: float) -> None:
+    def __init__(self, host: str, connection_id: int, listener: Listener, now: float) -> None:
+        super().__init__(host, connection_id, listener)
         self.scope = trio.CancelScope()
         self.received = 0  # receives so far
         self.seen = 0  # `received` when the reaper last saw it change

@@ -97,6 +97,7 @@ class PartitionLog:
         self._lock = threading.Lock()
         self._unsynced_paths: list[str] = []
         self._dir_dirty = False
+        self._dirs_to_sync: list[str] = []  # created without a sync (open(sync_dirs=False))
         self._closed = False
         self._broken: BaseException | None = None
         segments[-1].open_fd(writable=True)
@@ -105,12 +106,23 @@ class PartitionLog:
 
     @classmethod
     def open(cls, directory: str | os.PathLike[str], *,
-             segment_bytes: int = DEFAULT_SEGMENT_BYTES, repair: bool = False) -> PartitionLog:
-        """Open (creating if needed) the partition log in ``directory``."""
+             segment_bytes: int = DEFAULT_SEGMENT_BYTES, repair: bool = False,
+             sync_dirs: bool = True) -> PartitionLog:
+        """Open (creating if needed) the partition log in ``directory``.
+
+        With ``sync_dirs=False`` new directories and the first segment are made
+        durable by the first :meth:`sync` instead of now: the batches appended
+        are only durable from then on anyway, and a caller on an event loop
+        should not wait for the disk.
+        """
         directory = os.fspath(directory)
         if segment_bytes <= FRAME_SIZE:
             raise ValueError(f"segment_bytes={segment_bytes} is too small")
-        make_dirs_durably(directory)
+        created = _new_dirs(directory)
+        if sync_dirs:
+            make_dirs_durably(directory)
+        else:
+            os.makedirs(directory, exist_ok=True)
         checkpoint = _read_log_start(directory)
         files = sorted(
             (int(name[: -len(SEGMENT_SUFFIX)]), os.path.join(directory, name))
@@ -124,13 +136,19 @@ class PartitionLog:
             for segment in segments:
                 os.unlink(segment.path)
             segments = [_create_segment(directory, checkpoint)]
-            fsync_dir(directory)
+            if sync_dirs:
+                fsync_dir(directory)
+            else:
+                created.append(directory)
         log_start = max(checkpoint, segments[0].base)
         if len(segments) > 1 and segments[1].base <= log_start:
             while len(segments) > 1 and segments[1].base <= log_start:
                 os.unlink(segments.pop(0).path)  # a prefix truncation cut short by a crash
             fsync_dir(directory)
-        return cls(directory, segments, log_start, segment_bytes)
+        log = cls(directory, segments, log_start, segment_bytes)
+        if not sync_dirs:  # each new directory's entry lives in its parent
+            log._dirs_to_sync = sorted({os.path.dirname(d) for d in created} | set(created[-1:]))
+        return log
 
     # -- offsets --------------------------------------------------------------------
 
@@ -204,13 +222,16 @@ class PartitionLog:
             self._check_open()
             paths, self._unsynced_paths = self._unsynced_paths, []
             dir_dirty, self._dir_dirty = self._dir_dirty, False
+            dirs, self._dirs_to_sync = self._dirs_to_sync, []
             fd = os.dup(self._segments[-1].open_fd(writable=True))
         try:
             for path in paths:
                 fsync_path(path)
             os.fsync(fd)
-            if dir_dirty:
+            if dir_dirty and self._directory not in dirs:
                 fsync_dir(self._directory)
+            for directory in dirs:
+                fsync_dir(directory)
         finally:
             os.close(fd)
 
@@ -295,11 +316,16 @@ class PartitionLog:
             fsync_dir(self._directory)
             self._dir_dirty = False
 
-    def delete(self) -> None:
-        """Remove the partition's files (topic deletion); the object is closed."""
+    def delete(self, sync_dir: bool = True) -> None:
+        """Remove the partition's files (topic deletion); the object is closed.
+
+        ``sync_dir=False`` leaves the removal undurable: for a caller that sweeps
+        leftovers of deleted topics at start-up and should not wait for the disk.
+        """
         self.close()
         shutil.rmtree(self._directory, ignore_errors=True)
-        fsync_dir(os.path.dirname(os.path.abspath(self._directory)))
+        if sync_dir:
+            fsync_dir(os.path.dirname(os.path.abspath(self._directory)))
 
     def close(self) -> None:
         with self._lock:
@@ -338,6 +364,16 @@ def _write_frame(fd: int, parts: list[bytes], frame_size: int, position: int) ->
 
 
 # -- open-time helpers --------------------------------------------------------------
+
+
+def _new_dirs(directory: str) -> list[str]:
+    """The directories creating ``directory`` would add, outermost first."""
+    missing = []
+    current = os.path.abspath(directory)
+    while not os.path.isdir(current):
+        missing.append(current)
+        current = os.path.dirname(current)
+    return missing[::-1]
 
 
 def _create_segment(directory: str, base: int) -> _Segment:

@@ -1,4 +1,5 @@
-"""Shared fixtures: a kcsim server as a subprocess or embedded, and unique names."""
+"""Shared fixtures: a kcsim server as a subprocess, and unique names (the in-process
+brokers are the plugin's: `kcsim`, `kcsim_persistent`, `kcsim_trio`)."""
 
 from __future__ import annotations
 
@@ -202,15 +203,6 @@ def kcsim_module_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kc
         yield server
     finally:
         server.stop()
-
-
-@pytest.fixture
-def embedded_server() -> Iterator[Any]:
-    """An in-memory kcsim on a background trio thread of this process."""
-    from kcsim.server.embedded import EmbeddedServer
-
-    with EmbeddedServer(port=0) as srv:
-        yield srv
 
 
 @pytest.fixture

@@ -12,7 +12,10 @@ PUBLIC = {
     "kcsim": ["Config", "EmbeddedServer", "load_config"],
     "kcsim.admin": ["AdminClient", "AdminError", "OffsetSpec", "Outcomes", "TopicPartition",
                     "TrioAdminClient"],
-    "kcsim.testing": ["EmbeddedServer", "kcsim", "kcsim_embedded_factory"],
+    "kcsim.testing": ["EmbeddedServer", "FaultRule", "FaultStatus", "GroupView", "MemberView",
+                      "RequestRecord", "TrioKcsim", "WaitTimeout", "kcsim",
+                      "kcsim_embedded_factory", "kcsim_persistent", "kcsim_trio",
+                      "open_trio_kcsim"],
     "kcsim.testcontainers": ["KcsimContainer"],
 }
 

@@ -448,8 +448,10 @@ class ClassicGroup:
     # -- protocols --------------------------------------------------------
 
     def _count_protocols(self, member: Member, delta: int) -> None:
+        """Each member counts once per protocol name, however often its join lists it: a
+        name repeated would otherwise count past the group's size and match no member."""
         support = self.protocol_support
-        for name, _ in member.protocols:
+        for name in {name for name, _ in member.protocols}:
             support[name] = support.get(name, 0) + delta
 
     def supports_protocols(self, protocol_type: str, protocol_names: set[str]) -> bool:

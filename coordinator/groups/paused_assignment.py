@@ -12,8 +12,8 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING
 
-from kcsim.protocol.apis.consumer_protocol import decode_assignment, encode_assignment
 from kcsim.protocol.codecs import data_codec
+from kcsim.protocol.consumer_protocol import decode_assignment, encode_assignment
 from kcsim.protocol.primitives import DecodeError
 
 from ..shared.paused import paused_by_name

@@ -184,7 +184,7 @@ class Rebalancer:
             return
         if not group.maybe_elect_new_joined_leader() and group.members:
             rt.deadlines.schedule(
-                join_key(group.group_id), rt.now + group.rebalance_timeout_ms()
+                join_key(group.group_id), rt.now + _postpone_ms(group)
             )
             return
         group.init_next_generation(rt.now)
@@ -274,3 +274,14 @@ class Rebalancer:
         persist_group(self.rt, group, group_metadata_value(group, full))
         self.set_and_propagate_assignment(group, full)
         group.transition_to(STABLE, self.rt.now)
+
+
+def _postpone_ms(group: ClassicGroup) -> int:
+    """How long a join phase that no member rejoined waits to try again: the rebalance
+    timeout, as in Kafka, until the absent (static) members' sessions expire. Members may
+    send a zero or negative rebalance timeout; waiting that long would retry at once,
+    forever, so they wait out the longest session instead."""
+    timeout = group.rebalance_timeout_ms()
+    if timeout > 0:
+        return timeout
+    return max((m.session_timeout_ms for m in group.members.values()), default=1)

@@ -9,14 +9,14 @@ do not collide with message names. The wire keys default to 1000-1002 and are
 configurable in the server.
 """
 
-from ..schema import Api, array, f, request, response, struct
+from ..schema import Api, Message, array, f, request, response, struct
 
 PAUSE_PARTITIONS_KEY = 1000
 RESUME_PARTITIONS_KEY = 1001
 LIST_PAUSED_PARTITIONS_KEY = 1002
 
 
-def _change_request(name: str, key: int):  # type: ignore[no-untyped-def]
+def _change_request(name: str, key: int) -> Message:
     return request(
         f"{name}Request", key, "0", "0+",
         f("group_id", "string"),
@@ -31,7 +31,7 @@ def _change_request(name: str, key: int):  # type: ignore[no-untyped-def]
     )
 
 
-def _change_response(name: str, key: int):  # type: ignore[no-untyped-def]
+def _change_response(name: str, key: int) -> Message:
     return response(
         f"{name}Response", key, "0", "0+",
         f("throttle_time_ms", "int32"),

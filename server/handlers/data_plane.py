@@ -12,12 +12,10 @@ import uuid
 from typing import Any
 
 import trio
-from crc32c import crc32c
 
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
-from kcsim.protocol.primitives import DecodeError
-from kcsim.protocol.record_batch import iter_batches
+from kcsim.protocol.record_batch import BatchRejected, produced_batch
 
 from ..context import Pending
 from ..dispatch import serves
@@ -34,7 +32,6 @@ _LPart = ListOffsetsResponse.ListOffsetsPartitionResponse
 _ZERO = uuid.UUID(int=0)
 
 EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -2, -1, -3, -4, -5
-_CRC_START = 21  # the CRC covers the batch from its attributes onward
 
 
 def _find_topic(broker: Any, name: str | None, topic_id: uuid.UUID | None, by_id: bool) -> Any:
@@ -47,26 +44,19 @@ def _unknown_topic(by_id: bool) -> int:
     return ErrorCode.UNKNOWN_TOPIC_ID if by_id else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
-def _append(partition: Any, records: bytes | None) -> tuple[int, int, str | None]:
-    """Validate and append the batches of one partition; (error, base offset, message)."""
-    if not records:
-        return ErrorCode.CORRUPT_MESSAGE, -1, "Produce request without record batches"
+def _append(partition: Any, records: bytes | None, version: int) -> tuple[int, int, str | None]:
+    """Check and append the batch of one partition; (error, base offset, message).
+
+    A batch Kafka would refuse stores nothing and answers with Kafka's error;
+    bytes after the batch (a batch cut short) are dropped, as Kafka trims them.
+    """
     try:
-        infos = list(iter_batches(records))
-    except DecodeError as exc:
-        return ErrorCode.CORRUPT_MESSAGE, -1, str(exc)
-    for info in infos:
-        start = info.start
-        stored = int.from_bytes(records[start + 17:start + 21], "big")
-        if crc32c(records[start + _CRC_START:start + info.size]) != stored:
-            return ErrorCode.CORRUPT_MESSAGE, -1, "Record batch CRC mismatch"
-    base = -1
-    for info in infos:
-        batch = records[info.start:info.start + info.size] if len(infos) > 1 else records
-        offset = partition.append(batch, info)
-        if base < 0:
-            base = offset
-    return 0, base, None
+        info, size = produced_batch(records, version)
+    except BatchRejected as exc:
+        return exc.code, -1, str(exc)
+    assert records is not None
+    batch = records if size == len(records) else records[:size]
+    return 0, partition.append(batch, info), None
 
 
 @serves(0)
@@ -84,7 +74,7 @@ def produce(broker: Any, ctx: Any, request: Any) -> Any:
                                     log_append_time_ms=-1, log_start_offset=-1))
                 continue
             partition = topic.partitions[p.index]
-            err, base, msg = _append(partition, p.records)
+            err, base, msg = _append(partition, p.records, ctx.api_version)
             appended = appended or err == 0
             parts.append(_PPart(index=p.index, error_code=err, base_offset=base,
                                 log_append_time_ms=-1, log_start_offset=partition.log_start_offset,
@@ -148,16 +138,18 @@ def fetch(broker: Any, ctx: Any, request: Any) -> Any:
     response, size, errors = _fetch_once(broker, request, by_id)
     if errors or size >= request.min_bytes or request.max_wait_ms <= 0:
         return response
-    return Pending(_long_poll(broker, request, by_id,
-                              trio.current_time() + request.max_wait_ms / 1000.0))
+    return Pending(_long_poll(broker, request, by_id, broker.now_ms + request.max_wait_ms))
 
 
-async def _long_poll(broker: Any, request: Any, by_id: bool, deadline: float) -> Any:
+async def _long_poll(broker: Any, request: Any, by_id: bool, deadline_ms: int) -> Any:
+    """Wait for data until `deadline_ms` on the server's clock: woken by produces and by
+    the clock changing (a test advancing it past the deadline answers at once)."""
+    clock = broker.clock
     while True:
-        with trio.move_on_at(deadline):
+        with trio.move_on_at(clock.to_trio(deadline_ms)):
             await broker.data_arrived.park()
         response, size, errors = _fetch_once(broker, request, by_id)
-        if errors or size >= request.min_bytes or trio.current_time() >= deadline:
+        if errors or size >= request.min_bytes or clock.now_ms() >= deadline_ms:
             return response
 
 

@@ -19,6 +19,10 @@ CreatePartitionsResponse = response_class(37)
 DescribeConfigsResponse = response_class(32)
 
 MAX_PARTITIONS = 100_000
+# Kafka's controller writes at most this many records for one request (a topic, each
+# partition, each config): a larger creation fails whole with POLICY_VIOLATION.
+MAX_RECORDS_PER_REQUEST = 10_000
+_TOO_LARGE = "Unable to perform excessively large batch operation."
 _TOPIC_RESOURCE = 2
 _BROKER_RESOURCE = 4
 # ConfigSource: DYNAMIC_TOPIC_CONFIG 1, STATIC_BROKER_CONFIG 4, DEFAULT_CONFIG 5
@@ -39,11 +43,13 @@ def create_topics(broker: Any, ctx: Any, request: Any) -> Any:
     seen: dict[str, int] = {}
     for t in request.topics:
         seen[t.name] = seen.get(t.name, 0) + 1
+    too_large = _created_records(broker, request.topics, seen) > MAX_RECORDS_PER_REQUEST
     for t in request.topics:
         name = t.name
         err, msg = _create_problem(broker, t, seen[name])
-        partitions = t.num_partitions if t.num_partitions != -1 else (
-            len(t.assignments) if t.assignments else broker.config.default_partitions)
+        if err == 0 and too_large:
+            err, msg = ErrorCode.POLICY_VIOLATION, _TOO_LARGE
+        partitions = _partitions(broker, t)
         configs = {c.name: c.value for c in t.configs if c.value is not None}
         # Kafka names even a validated-only topic with a fresh id.
         topic_id = uuid.uuid4() if err == 0 else uuid.UUID(int=0)
@@ -60,6 +66,18 @@ def create_topics(broker: Any, ctx: Any, request: Any) -> Any:
                      for k, v in sorted({**DEFAULT_TOPIC_CONFIGS, **configs}.items())] if ok else [],
         ))
     return broker.change(records, R(throttle_time_ms=0, topics=results))
+
+
+def _partitions(broker: Any, t: Any) -> int:
+    if t.num_partitions != -1:
+        return int(t.num_partitions)
+    return len(t.assignments) if t.assignments else int(broker.config.default_partitions)
+
+
+def _created_records(broker: Any, topics: list[Any], seen: dict[str, int]) -> int:
+    """The records Kafka's controller would write for the creatable topics of a request."""
+    return sum(1 + _partitions(broker, t) + len(t.configs) for t in topics
+               if _create_problem(broker, t, seen[t.name])[0] == 0)
 
 
 def _create_problem(broker: Any, t: Any, occurrences: int) -> tuple[int, str | None]:
@@ -131,6 +149,15 @@ def create_partitions(broker: Any, ctx: Any, request: Any) -> Any:
     R = CreatePartitionsResponse
     results = []
     records: list[Any] = []
+    added = 0
+    for t in request.topics:
+        topic = broker.topics.get(t.name)
+        if topic is not None and len(topic.partitions) < t.count <= MAX_PARTITIONS:
+            added += t.count - len(topic.partitions)
+    if added > MAX_RECORDS_PER_REQUEST:
+        return R(throttle_time_ms=0, results=[R.CreatePartitionsTopicResult(
+            name=t.name, error_code=ErrorCode.POLICY_VIOLATION, error_message=_TOO_LARGE)
+            for t in request.topics])
     grown: set[str] = set()
     for t in request.topics:
         err: int

@@ -7,8 +7,8 @@ import uuid
 from typing import Any
 
 from kcsim.coordinator import Caller, GroupConfig, GroupCoordinator
-from kcsim.protocol.apis.consumer_protocol import encode_assignment, encode_subscription
 from kcsim.protocol.codecs import codec, data_codec, request_class
+from kcsim.protocol.consumer_protocol import encode_assignment, encode_subscription
 
 JoinGroupRequest = request_class(11)
 HeartbeatRequest = request_class(12)
@@ -69,7 +69,7 @@ def assignment(partitions: dict[str, list[int]]) -> bytes:
 
 
 def decode_assignment(raw: bytes) -> dict[str, list[int]]:
-    from kcsim.protocol.apis.consumer_protocol import decode_assignment as decode
+    from kcsim.protocol.consumer_protocol import decode_assignment as decode
 
     return {tp.topic: list(tp.partitions) for tp in decode(raw).assigned_partitions}
 

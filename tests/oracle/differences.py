@@ -106,6 +106,10 @@ def allowed(scenario: str, api: str, version: int, path: str,
 
 # What the comparison leaves out or compares loosely (tests/oracle/harness.py does it).
 NORMALISED: tuple[tuple[str, str], ...] = (
+    ("kafka-consumer-groups output", "runs of blanks made one (column widths), member ids, "
+     "client hosts and the broker's address replaced by placeholders; listings keep only the "
+     "scenario's groups, and listings and reset plans are sorted (Kafka prints them in hash "
+     "order)"),
     ("`throttle_time_ms`", "dropped: quota bookkeeping, not behaviour"),
     ("member ids (`member_id`, `leader`)", "random: replaced by `<client id prefix>-<member#n>`, "
      "numbered in order of appearance, so \"the leader is me\" and \"the same member as "
@@ -164,6 +168,50 @@ NOTES: tuple[tuple[str, str], ...] = (
 )
 
 
+@dataclass(frozen=True)
+class AllowedOutput:
+    """A command whose output differs between the two sides of tests/oracle/test_group_command.py."""
+
+    tool: str
+    command: str
+    status: str
+    reason: str
+
+
+TOOL = "kcsim consumer-groups"
+TOOL_OUTPUT: list[AllowedOutput] = [
+    AllowedOutput(
+        TOOL, "describe-unknown", BY_DESIGN,
+        "`--describe` of an unknown group: Kafka's tool prints the Java exception and its stack "
+        "trace and exits 0; kcsim's prints `Error: Consumer group 'G' does not exist.` on "
+        "stderr and exits 3 (docs/consumer-groups.md, exit codes)."),
+    AllowedOutput(
+        TOOL, "reset-active", BY_DESIGN,
+        "`--reset-offsets --execute` on an active group: both refuse with the same first "
+        "sentence; Kafka's tool prints it and an empty table on stdout and exits 0, kcsim's "
+        "prints it on stderr with the partitions that are not paused and a hint to pause them "
+        "(KIP-1249), and exits 4."),
+    AllowedOutput(
+        TOOL, "delete-*", BY_DESIGN,
+        "`--delete` that fails (a non-empty or unknown group): Kafka's tool prints `Error: "
+        "Deletion of some consumer groups failed:` and the Java exception on stdout and exits 0; "
+        "kcsim's prints the Kafka error name and message and a hint on stderr and exits 1 "
+        "(NON_EMPTY_GROUP) or 3 (GROUP_ID_NOT_FOUND)."),
+    AllowedOutput(
+        TOOL, "reset-execute", BY_DESIGN,
+        "`--shift-by` past the log end: both set the end offset; kcsim's tool also says so on "
+        "stderr (`New offset (11) is higher than latest offset ...`), where Kafka's tool only "
+        "logs it at WARN through log4j."),
+]
+
+
+def allowed_output(tool: str, command: str) -> AllowedOutput | None:
+    for entry in TOOL_OUTPUT:
+        if _glob(entry.tool, tool) and _glob(entry.command, command):
+            return entry
+    return None
+
+
 def document() -> str:
     """docs/kafka-differences.md, generated from ALLOWED and NOTES."""
     from .kafka import DEFAULT_KAFKA_VERSION
@@ -187,6 +235,14 @@ def document() -> str:
         versions = "all" if (lo, hi) == (0, 32767) else (f"{lo}" if lo == hi else f"{lo}-{hi}")
         where = e.path if e.scenario == "*" else f"{e.path} (scenario {e.scenario})"
         lines.append(f"| {e.api} | {versions} | `{where}` | {e.status} | {e.reason} |")
+    lines += ["", "## kafka-consumer-groups", "",
+              "tests/oracle/test_group_command.py runs Kafka's own `kafka-consumer-groups` "
+              "(ConsumerGroupCommand from kafka-tools) against kcsim and against Kafka on the "
+              "same groups: every command's output is the same. It also runs `kcsim "
+              "consumer-groups` for the same commands and compares its output with Kafka's "
+              "tool's; these are the commands whose output differs:", "",
+              "| command | status | why |", "|---|---|---|"]
+    lines += [f"| {e.command} | {e.status} | {e.reason} |" for e in TOOL_OUTPUT]
     lines += ["", "## What is normalised before comparing", ""]
     lines += [f"- {what}: {why}." for what, why in NORMALISED]
     if NOTES:

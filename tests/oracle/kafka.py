@@ -79,15 +79,12 @@ class KafkaUnavailable(RuntimeError):
     """Kafka cannot be fetched or started on this machine; the message says why."""
 
 
-def _pom(version: str) -> str:
-    deps = [("org.apache.kafka", "kafka_2.13", version),
-            ("org.apache.logging.log4j", "log4j-core", LOG4J_VERSION),
-            ("org.apache.logging.log4j", "log4j-slf4j-impl", LOG4J_VERSION)]
+def _pom(name: str, version: str, deps: list[tuple[str, str, str]]) -> str:
     body = "".join(f"<dependency><groupId>{g}</groupId><artifactId>{a}</artifactId>"
                    f"<version>{v}</version></dependency>" for g, a, v in deps)
     return ('<project xmlns="http://maven.apache.org/POM/4.0.0">'
             "<modelVersion>4.0.0</modelVersion><groupId>kcsim.tests</groupId>"
-            f"<artifactId>kafka-broker</artifactId><version>{version}</version>"
+            f"<artifactId>{name}</artifactId><version>{version}</version>"
             f"<packaging>pom</packaging><dependencies>{body}</dependencies></project>\n")
 
 
@@ -107,17 +104,21 @@ def _first_error(output: str) -> str:
     return errors[0] if errors else text[-2000:]
 
 
-def kafka_jars(version: str = KAFKA_VERSION) -> list[Path]:
-    """The broker's class path, fetched with Maven the first time (offline once cached)."""
-    home = CACHE / "kafka" / version
+def maven_jars(home: Path, deps: list[tuple[str, str, str]]) -> list[Path]:
+    """`deps` and their run-time dependencies as jars in `home/lib`, fetched with Maven once.
+
+    Maven's repository is `<repo>/.cache/m2`, so a second fetch of the same jars
+    (another folder, another pom) works offline.
+    """
     lib = home / "lib"
     done = home / ".complete"
     if done.exists():
         return sorted(lib.glob("*.jar"))
+    group, artifact, version = deps[0]
     if shutil.which("mvn") is None:
-        raise KafkaUnavailable("mvn (Maven) not found on PATH: cannot fetch Apache Kafka")
+        raise KafkaUnavailable(f"mvn (Maven) not found on PATH: cannot fetch {group}:{artifact}")
     home.mkdir(parents=True, exist_ok=True)
-    (home / "pom.xml").write_text(_pom(version))
+    (home / "pom.xml").write_text(_pom(home.parent.name, version, deps))
     shutil.rmtree(lib, ignore_errors=True)
     goal = ["dependency:copy-dependencies", f"-DoutputDirectory={lib}"]
     proc = _maven(["-o", *goal], home) if (CACHE / "m2").is_dir() else None
@@ -125,13 +126,27 @@ def kafka_jars(version: str = KAFKA_VERSION) -> list[Path]:
         proc = _maven(goal, home)
     if proc.returncode != 0:
         raise KafkaUnavailable(
-            f"Maven could not fetch org.apache.kafka:kafka_2.13:{version} (exit {proc.returncode}): "
+            f"Maven could not fetch {group}:{artifact}:{version} (exit {proc.returncode}): "
             + _first_error(proc.stdout + proc.stderr))
     jars = sorted(lib.glob("*.jar"))
-    if not any(j.name.startswith("kafka_2.13-") for j in jars):
-        raise KafkaUnavailable(f"Maven ran but left no kafka_2.13 jar in {lib}")
+    if not any(j.name.startswith(f"{artifact}-") for j in jars):
+        raise KafkaUnavailable(f"Maven ran but left no {artifact} jar in {lib}")
     done.write_text("\n".join(j.name for j in jars) + "\n")
     return jars
+
+
+def kafka_jars(version: str = KAFKA_VERSION) -> list[Path]:
+    """The broker's class path, fetched with Maven the first time (offline once cached)."""
+    return maven_jars(CACHE / "kafka" / version, [
+        ("org.apache.kafka", "kafka_2.13", version),
+        ("org.apache.logging.log4j", "log4j-core", LOG4J_VERSION),
+        ("org.apache.logging.log4j", "log4j-slf4j-impl", LOG4J_VERSION)])
+
+
+def kafka_clients_jars(version: str) -> list[Path]:
+    """kafka-clients `version` and what it needs at run time (compression codecs, slf4j)."""
+    return maven_jars(CACHE / "kafka-clients" / version,
+                      [("org.apache.kafka", "kafka-clients", version)])
 
 
 def free_port() -> int:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from kcsim.protocol.apis.consumer_protocol import encode_assignment, encode_subscription
 from kcsim.protocol.codecs import data_codec, request_class
+from kcsim.protocol.consumer_protocol import encode_assignment, encode_subscription
 
 if TYPE_CHECKING:
     from .harness import Run

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import struct
-
 import pytest
 
 from kcsim.protocol.headers import (
@@ -40,7 +38,7 @@ def test_tagged_fields_of_a_v2_header_are_skipped():
 def test_a_header_cut_short_is_an_error(cut):
     """The errors the broker turns into closing the connection, as Kafka does."""
     frame = encode_request_header(RequestHeader(8, 8, 1, "client"), 2)[:cut]
-    with pytest.raises((DecodeError, IndexError, struct.error)):
+    with pytest.raises(DecodeError):
         read_client_id(frame, 2)
 
 

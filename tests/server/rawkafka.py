@@ -76,15 +76,17 @@ class Frames:
 class TrioWire:
     """One connection over trio; `call` sends a request and returns its decoded response."""
 
-    def __init__(self, stream: trio.SocketStream) -> None:
+    def __init__(self, stream: trio.SocketStream, client_id: str = "kcsim-tests") -> None:
         self.stream = stream
+        self.client_id = client_id
         self._frames = Frames()
         self._ready: list[bytes] = []
         self._corr = 0
 
     async def call(self, api_key: int, version: int, request: Any) -> Any:
         self._corr += 1
-        await self.stream.send_all(request_frame(api_key, version, self._corr, request))
+        await self.stream.send_all(request_frame(api_key, version, self._corr, request,
+                                                 self.client_id))
         while not self._ready:
             data = await self.stream.receive_some(65536)
             if not data:

@@ -24,8 +24,8 @@ import pytest
 import trio
 
 from kcsim.admin import AdminClient
-from kcsim.protocol.apis.consumer_protocol import encode_subscription
 from kcsim.protocol.codecs import data_codec, request_class
+from kcsim.protocol.consumer_protocol import encode_subscription
 from kcsim.protocol.errors import ErrorCode
 
 from .clients.groupkit import wait_for

@@ -160,3 +160,42 @@ def test_batches_are_stored_verbatim(tmp_path):
     data = path.read_bytes()
     assert data[FRAME_SIZE:] == payload
     assert struct.unpack_from("<iqq", data, 12) == (9, 0, 42)
+
+
+@pytest.fixture
+def fsynced(monkeypatch):
+    """The paths os.fsync is called on, in order."""
+    synced: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return synced
+
+
+def test_a_log_opened_without_dir_syncs_makes_them_durable_at_its_first_sync(tmp_path, fsynced):
+    """Created on an event loop, a partition waits for no disk: its new directories and
+    first segment become durable with its data, at the next sync."""
+    directory = tmp_path / "topic" / "0"
+    log = PartitionLog.open(directory, sync_dirs=False)
+    assert fsynced == []
+    fill(log, 2)
+    log.sync()
+    assert {str(tmp_path), str(tmp_path / "topic"), str(directory)} <= set(fsynced)
+    fsynced.clear()
+    log.sync()
+    assert str(tmp_path) not in fsynced  # once is enough
+    log.close()
+    with PartitionLog.open(directory) as again:
+        assert again.log_end_offset == 6
+
+
+def test_a_delete_without_a_dir_sync_waits_for_no_disk(tmp_path, fsynced):
+    log = PartitionLog.open(tmp_path / "0", sync_dirs=False)
+    fill(log, 1)
+    log.delete(sync_dir=False)
+    assert fsynced == []
+    assert not (tmp_path / "0").exists()

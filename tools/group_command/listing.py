@@ -39,5 +39,7 @@ def list_groups(admin: AdminClient, opts: Options, report: Reporter) -> None:
         columns.append(Column("type", "TYPE", 20))
     if opts.show_state:
         columns.append(Column("state", "STATE", 20))
-    for line in format_table(columns, rows):
+    # Kafka's table names the types as GroupType prints them: Classic, Consumer.
+    shown = [{**row, "type": (row["type"] or "unknown").capitalize()} for row in rows]
+    for line in format_table(columns, shown):
         report.print(line)

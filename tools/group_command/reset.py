@@ -89,7 +89,8 @@ class Planner:
         found = self.offsets(partitions, timestamp_ms)
         empty = [tp for tp, offset in found.items() if offset < 0]
         for tp in empty:
-            self.report.warn(f"\nWarn: Partition {tp.partition} from topic {tp.topic} is empty. "
+            # On stdout, before the plan, as Kafka's tool prints it.
+            self.report.print(f"\nWarn: Partition {tp.partition} from topic {tp.topic} is empty. "
                              "Falling back to latest known offset.")
         if empty:
             found.update(self.offsets(empty, OffsetSpec.LATEST))

@@ -8,6 +8,8 @@ to every partition of a topic so that a paused partition visibly stops.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -141,3 +143,30 @@ def wait_for(check: Callable[[], Any], what: str, timeout: float = 30.0,
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
         time.sleep(interval)
+
+
+_CHILD = """
+import sys
+from confluent_kafka import Consumer
+bootstrap, group, topic, protocol, name = sys.argv[1:]
+consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "group.protocol": protocol,
+                     "client.id": name, "enable.auto.commit": False, "log_level": 0})
+consumer.subscribe([topic])
+while True:
+    consumer.poll(0.1)
+"""
+
+
+class ChildMember:
+    """A confluent-kafka member in a child process, so that a test can kill it: it stops
+    without leaving the group, as a crashed consumer does."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str, protocol: str, name: str) -> None:
+        self.name = name
+        self.proc = subprocess.Popen([sys.executable, "-c", _CHILD, bootstrap, group, topic,
+                                      protocol, name], stdin=subprocess.DEVNULL)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(30)

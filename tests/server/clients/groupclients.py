@@ -40,6 +40,7 @@ class GroupClient:
     default_assignor = "range"  # the protocol a group of this client's default consumers selects
     lists_states = True  # ListGroups answers carry the group state and filter by it
     describes_instance_ids = True  # DescribeGroups answers carry group.instance.id
+    describes_unknown_as_dead = True  # False: describing an unknown group fails GROUP_ID_NOT_FOUND
     can_list_many_offsets = False  # listConsumerGroupOffsets for several groups in one call
     can_alter_offsets = False
     can_delete_offsets = False

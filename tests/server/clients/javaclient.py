@@ -1,8 +1,10 @@
-"""The Kafka Java client for tests: jars from a PyPI wheel, sources compiled on demand.
+"""The Kafka Java client for tests, in two versions; sources compiled on demand per version.
 
-The jars come from the `shigawire-apache-flink-libraries` wheel (it bundles
-kafka-clients and its compression and logging dependencies under pyflink/lib/),
-fetched once with `pip download` into `<repo>/.cache/java/`.
+kafka-clients 3.9.1 comes from the `shigawire-apache-flink-libraries` wheel (it
+bundles kafka-clients and its compression and logging dependencies under
+pyflink/lib/), fetched once with `pip download` into `<repo>/.cache/java/`.
+kafka-clients 4.x is fetched with Maven (tests/oracle/kafka.py) into
+`<repo>/.cache/kafka-clients/`. The same sources compile against both.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.oracle.kafka import KafkaUnavailable, kafka_clients_jars
+
 REPO = Path(__file__).resolve().parents[3]
 SOURCES = Path(__file__).resolve().parent / "java"
 CACHE = REPO / ".cache" / "java"
@@ -25,6 +29,10 @@ WHEEL_PACKAGE = "shigawire-apache-flink-libraries"
 WHEEL_VERSION = "2.0.0.post1"
 JAR_PREFIXES = ("kafka-clients", "slf4j-api", "lz4-java", "snappy-java", "zstd-jni")
 DOWNLOAD_TIMEOUT_S = 600
+WHEEL_CLIENT = "3.9.1"
+MAVEN_CLIENT = os.environ.get("KCSIM_JAVA_CLIENT_4X", "4.4.0")
+# Every kafka-clients version the Java tests run on; the first is the default.
+CLIENT_VERSIONS = (WHEEL_CLIENT, MAVEN_CLIENT)
 
 
 def missing_tools() -> str | None:
@@ -57,8 +65,18 @@ def _wheel() -> Path:
     return found[-1]
 
 
-def jars() -> list[Path]:
-    """kafka-clients and the jars it needs at run time, extracted into the cache once."""
+def jars(version: str = WHEEL_CLIENT) -> list[Path]:
+    """kafka-clients `version` and the jars it needs at run time (skips if it cannot be had)."""
+    if version == WHEEL_CLIENT:
+        return _wheel_jars()
+    try:
+        return kafka_clients_jars(version)
+    except KafkaUnavailable as exc:
+        pytest.skip(f"kafka-clients {version} unavailable: {exc}")
+
+
+def _wheel_jars() -> list[Path]:
+    """kafka-clients 3.9.1 and its run-time jars, extracted from the wheel into the cache once."""
     lib = CACHE / "lib" / WHEEL_VERSION
     done = lib / ".complete"
     if done.exists():
@@ -88,9 +106,9 @@ def jars() -> list[Path]:
     return sorted(lib.glob("*.jar"))
 
 
-def classpath() -> str:
+def classpath(version: str = WHEEL_CLIENT) -> str:
     """Compiled test sources plus the jars; compiles only when a source or jar changed."""
-    libs = jars()
+    libs = jars(version)
     sources = sorted(SOURCES.glob("*.java"))
     digest = hashlib.sha256()
     for path in sources + libs:
@@ -115,8 +133,9 @@ def classpath() -> str:
     return os.pathsep.join([str(out), *map(str, libs)])
 
 
-def run(main_class: str, *args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-    """Run a compiled test class; its stdout and stderr are returned as text."""
+def run(main_class: str, *args: str, timeout: float = 90,
+        version: str = WHEEL_CLIENT) -> subprocess.CompletedProcess[str]:
+    """Run a compiled test class on kafka-clients `version`; its stdout and stderr as text."""
     cmd = ["java", "-Xshare:auto", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-           "-cp", classpath(), main_class, *args]
+           "-cp", classpath(version), main_class, *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)

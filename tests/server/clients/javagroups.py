@@ -1,4 +1,4 @@
-"""The Java client (kafka-clients 3.9) behind the surface the group scenarios use.
+"""The Java client (kafka-clients 3.9 or 4.x) behind the surface the group scenarios use.
 
 One JVM runs `GroupDriver` (tests/integration/java/GroupDriver.java): it reads one
 command per line on stdin and answers one JSON object per line on stdout. Its
@@ -76,12 +76,16 @@ class JavaGroupClient:
     can_remove_members = True
     committed_has_metadata = True
 
-    def __init__(self, bootstrap: str, log_path: Path) -> None:
+    def __init__(self, bootstrap: str, log_path: Path,
+                 version: str = javaclient.WHEEL_CLIENT) -> None:
         javaclient.skip_without_java()
         self.log_path = log_path
+        # kafka-clients 4.x describes with ConsumerGroupDescribe or DescribeGroups v6 (KIP-1043),
+        # whose answer for an unknown group is GROUP_ID_NOT_FOUND rather than a Dead group.
+        self.describes_unknown_as_dead = version.startswith("3.")
         self._log = open(log_path, "w")  # noqa: SIM115 - open for the life of the driver
         cmd = ["java", "-Xshare:auto", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-               "-cp", javaclient.classpath(), "GroupDriver", bootstrap]
+               "-cp", javaclient.classpath(version), "GroupDriver", bootstrap]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self._log, text=True, bufsize=1)
         self._lines: queue.Queue[str | None] = queue.Queue()

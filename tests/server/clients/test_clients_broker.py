@@ -377,12 +377,13 @@ JAVA_PRODUCERS = {
 @pytest.mark.parametrize(("compression", "idempotence"), JAVA_PRODUCERS.values(),
                          ids=JAVA_PRODUCERS.keys())
 def test_java_client(kcsim_server: Any, unique_name: Any, compression: str,
-                     idempotence: str) -> None:
-    """The Java client (kafka-clients 3.9): Admin, KafkaProducer, KafkaConsumer.assign()."""
+                     idempotence: str, java_version: str) -> None:
+    """The Java client (kafka-clients 3.9 and 4.x): Admin, KafkaProducer, KafkaConsumer.assign()."""
     javaclient.skip_without_java()
     topic = unique_name("java")
     proc = javaclient.run("BrokerSmoke", kcsim_server.bootstrap, topic, str(MESSAGES),
-                          str(PARTITIONS), compression, idempotence, timeout=90)
+                          str(PARTITIONS), compression, idempotence, timeout=90,
+                          version=java_version)
     steps: dict[str, dict[str, Any]] = {}
     for line in proc.stdout.splitlines():
         if line.startswith("{"):

@@ -1,6 +1,6 @@
 """Real KIP-848 consumers (group.protocol=consumer) against `kcsim serve`.
 
-Java's KafkaConsumer 3.9 and confluent-kafka join one group, share every
+Java's KafkaConsumer (3.9 and 4.x) and confluent-kafka join one group, share every
 partition of a 6-partition topic across three members, consume what was
 produced and commit; then one member leaves and the other two take over its
 partitions and consume what is produced next.
@@ -9,7 +9,6 @@ partitions and consume what is produced next.
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -49,11 +48,11 @@ def shared_by(members: list[Member]) -> bool:
 
 @pytest.mark.java
 def test_java_consumers_share_a_topic_and_take_over_from_a_leaver(
-    kcsim_server: Any, unique_name: Any
+    kcsim_server: Any, unique_name: Any, java_version: str
 ) -> None:
     javaclient.skip_without_java()
     proc = javaclient.run("Consumer848Group", kcsim_server.bootstrap, unique_name("t848"),
-                          unique_name("g848"), str(PER_PHASE), timeout=150)
+                          unique_name("g848"), str(PER_PHASE), timeout=150, version=java_version)
     steps = {s["step"]: s for s in (json.loads(line) for line in proc.stdout.splitlines()
                                      if line.startswith("{"))}
     context = f"\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr[-4000:]}"
@@ -139,17 +138,17 @@ def _offsets_request(group: str) -> Any:
 
 
 def test_a_classic_group_still_describes_through_the_fallback(
-    kcsim_server: Any, unique_name: Any
+    kcsim: Any, unique_name: Any
 ) -> None:
     """Admins try ConsumerGroupDescribe first; classic groups must still describe."""
-    bootstrap = kcsim_server.bootstrap
+    bootstrap = kcsim.bootstrap
     topic, group = unique_name("tc"), unique_name("gc")
     admin = AdminClient({"bootstrap.servers": bootstrap, **QUIET})
     admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(15)
     member = Member(bootstrap, group, topic, "classic", "classic0").start()
     try:
         wait_for(lambda: member.assignment == frozenset({0, 1}), "the classic member's partitions")
-        time.sleep(0.5)
+        kcsim.wait_for_group(group, "Stable", members=1)
         described = admin.describe_consumer_groups([group])[group].result(15)
         assert str(described.type) == "ConsumerGroupType.CLASSIC"
         assert str(described.state) == "ConsumerGroupState.STABLE"

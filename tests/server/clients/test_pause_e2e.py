@@ -7,6 +7,12 @@ partitions keep flowing; their offsets are reset while the group runs; kcsim
 restarts and the pause still holds; on resume the partitions are consumed again
 from the reset offsets. The same for a KIP-848 group and for a classic group
 (classic pausing is a kcsim extension).
+
+The broker runs in-process with its state on disk (`kcsim_persistent`), so the
+test waits on its request log instead of sleeping: a member's second Fetch after
+a point in time was sent after the first was answered, so once each member that
+owns partitions made two, nothing it fetched before that point is still on its
+way (a member that owns none fetches nothing, and is given no records).
 """
 
 from __future__ import annotations
@@ -30,7 +36,15 @@ RESET = {0: 0, 1: 5}
 # How long members may take to notice: kcsim's consumer-group heartbeat interval
 # (group.consumer.heartbeat.interval.ms, 5 s) and librdkafka's classic heartbeat (3 s).
 HEARTBEAT_S = {"consumer": 5.0, "classic": 3.0}
-DRAIN_S = 2.0  # records a member fetched before it let go may still reach the application
+DELIVERY_S = 2.0  # how much later a record fetched before a member let go may reach it
+
+
+def fetched_twice_since(kcsim: Any, members: list[Member], since: int) -> None:
+    """Return once every member that owns partitions had two Fetch requests answered after
+    request `since`."""
+    for member in members:
+        if member.assignment:
+            kcsim.wait_for_request("Fetch", client_id=member.name, since=since, count=2)
 
 
 def records(members: list[Member], since: float = 0.0) -> list[Seen]:
@@ -43,9 +57,9 @@ def owners(members: list[Member]) -> set[int]:
 
 @pytest.mark.parametrize("protocol", ["consumer", "classic"])
 def test_pause_reset_restart_resume_while_the_group_consumes(
-    kcsim_server: Any, unique_name: Any, protocol: str
+    kcsim_persistent: Any, unique_name: Any, protocol: str
 ) -> None:
-    bootstrap = kcsim_server.bootstrap
+    bootstrap = kcsim_persistent.bootstrap
     topic, group = unique_name("tp"), unique_name("gp")
     kafka_admin = KafkaAdmin({"bootstrap.servers": bootstrap, **QUIET})
     kafka_admin.create_topics([NewTopic(topic, PARTITIONS, 1)])[topic].result(15)
@@ -64,10 +78,10 @@ def test_pause_reset_restart_resume_while_the_group_consumes(
             assert admin.pause_partitions(group, tps).all() == dict.fromkeys(tps)
             wait_for(lambda: not owners(members) & set(PAUSED), "members to let go",
                      timeout=HEARTBEAT_S[protocol] + 5)
-            time.sleep(DRAIN_S)
+            fetched_twice_since(kcsim_persistent, members, kcsim_persistent.last_request_seq())
             quiet_from = time.monotonic()
             last = max(r.at for r in records(members) if r.partition in PAUSED)
-            assert last - paused_at <= HEARTBEAT_S[protocol] + DRAIN_S, \
+            assert last - paused_at <= HEARTBEAT_S[protocol] + DELIVERY_S, \
                 f"records from paused partitions {last - paused_at:.1f}s after the pause"
             # A partition the assignor moves for balance is unowned between two heartbeats.
             others = set(range(PARTITIONS)) - set(PAUSED)
@@ -82,13 +96,14 @@ def test_pause_reset_restart_resume_while_the_group_consumes(
             assert refused.value.name == "UNKNOWN_MEMBER_ID", "only paused partitions may be reset"
             assert admin.list_paused_partitions(group) == reset
 
-        kcsim_server.restart()
+        kcsim_persistent.restart()
         restarted_at = time.monotonic()
         with AdminClient(bootstrap, timeout=15) as admin:
             assert admin.list_paused_partitions(group) == reset, "the pause survives a restart"
             wait_for(lambda: {r.partition for r in records(members, restarted_at)}
                      >= set(range(PARTITIONS)) - set(PAUSED), "consumption after the restart")
-            time.sleep(2.0)
+            kcsim_persistent.wait_for_group(group, "Stable", members=3, timeout=30)
+            fetched_twice_since(kcsim_persistent, members, kcsim_persistent.last_request_seq())
             assert not [r for r in records(members, restarted_at) if r.partition in PAUSED]
             assert not owners(members) & set(PAUSED)
 
@@ -108,9 +123,9 @@ def test_pause_reset_restart_resume_while_the_group_consumes(
 
 
 def test_deleting_the_topic_or_the_group_clears_the_pause(
-    kcsim_server: Any, unique_name: Any
+    kcsim_persistent: Any, unique_name: Any
 ) -> None:
-    bootstrap = kcsim_server.bootstrap
+    bootstrap = kcsim_persistent.bootstrap
     kafka_admin = KafkaAdmin({"bootstrap.servers": bootstrap, **QUIET})
     gone, kept, group = unique_name("gone"), unique_name("kept"), unique_name("g")
     for topic in (gone, kept):
@@ -125,7 +140,7 @@ def test_deleting_the_topic_or_the_group_clears_the_pause(
         kafka_admin.create_topics([NewTopic(gone, 2, 1)])[gone].result(15)
         assert admin.list_paused_partitions(group) == {TopicPartition(kept, 1): None}
 
-        kcsim_server.restart()
+        kcsim_persistent.restart()
         assert admin.list_paused_partitions(group) == {TopicPartition(kept, 1): None}
         assert admin.delete_groups(group).all() == {group: None}
         with pytest.raises(AdminError) as missing:

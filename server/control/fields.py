@@ -1,0 +1,100 @@
+"""What a decoded request names (groups, topics, partitions) and what its answer reports (errors).
+
+Read by field names, the same across the APIs: fault rules match on them, and
+the request log derives them only when a test asks. Nothing here runs per
+request unless a rule that needs it is installed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import uuid
+    from collections.abc import Callable, Iterator
+
+_TOPIC_LISTS = ("topics", "topic_data")
+_PARTITION_LISTS = ("partitions", "partition_data", "partition_indexes")
+_PARTITION_FIELDS = ("partition_index", "partition", "index")
+_GROUP_KEY_TYPE = 0  # FindCoordinator key_type of a group
+
+
+def groups_of(request: Any) -> tuple[str, ...]:
+    """The group ids a request is about, in the order it names them."""
+    found: list[str] = []
+    group_id = getattr(request, "group_id", None)
+    if group_id:
+        found.append(group_id)
+    for name in ("groups", "groups_names", "group_ids"):
+        for item in getattr(request, name, None) or ():
+            if isinstance(item, str):
+                found.append(item)
+            elif getattr(item, "group_id", None):
+                found.append(item.group_id)
+    if getattr(request, "key_type", None) == _GROUP_KEY_TYPE:  # FindCoordinator
+        keys = getattr(request, "coordinator_keys", None)
+        found.extend(keys if keys else [k for k in (getattr(request, "key", None),) if k])
+    return tuple(dict.fromkeys(found))
+
+
+def topics_of(request: Any, name_of: Callable[[uuid.UUID], str | None]) -> Iterator[tuple[str | None, int | None]]:
+    """(topic, partition) pairs a request names; partition None where it names a whole topic.
+
+    Topics named by id are resolved with `name_of`."""
+    holders = [request, *(g for g in getattr(request, "groups", None) or () if not isinstance(g, str))]
+    for holder in holders:
+        for field in _TOPIC_LISTS:
+            for topic in getattr(holder, field, None) or ():
+                yield from _partitions_of(topic, name_of)
+    for name in getattr(request, "subscribed_topic_names", None) or ():  # ConsumerGroupHeartbeat
+        yield name, None
+
+
+def _partitions_of(topic: Any, name_of: Callable[[uuid.UUID], str | None]) -> Iterator[tuple[str | None, int | None]]:
+    if isinstance(topic, str):
+        yield topic, None
+        return
+    name = getattr(topic, "name", None) or getattr(topic, "topic", None)
+    if not name:
+        topic_id = getattr(topic, "topic_id", None)
+        name = name_of(topic_id) if topic_id is not None else None
+    partitions = None
+    for field in _PARTITION_LISTS:
+        partitions = getattr(topic, field, None)
+        if partitions is not None:
+            break
+    if not partitions:
+        yield name, None
+        return
+    for p in partitions:
+        if isinstance(p, int):
+            yield name, p
+            continue
+        for field in _PARTITION_FIELDS:
+            index = getattr(p, field, None)
+            if index is not None:
+                yield name, index
+                break
+
+
+def error_codes_of(response: Any) -> tuple[int, ...]:
+    """Every non-zero error code in a response, each once, in the order they appear."""
+    found: dict[int, None] = {}
+    _collect_errors(response, found)
+    return tuple(found)
+
+
+def _collect_errors(value: Any, found: dict[int, None]) -> None:
+    fields = getattr(value, "__struct_fields__", None)
+    if fields is None:
+        return
+    for name in fields:
+        item = getattr(value, name, None)
+        if name == "error_code":
+            if item:
+                found[item] = None
+        elif isinstance(item, list):
+            for element in item:
+                _collect_errors(element, found)
+        elif hasattr(item, "__struct_fields__"):
+            _collect_errors(item, found)

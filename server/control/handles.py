@@ -1,0 +1,225 @@
+"""The controls a test holds: the clock, fault rules, the request log, group views and waits.
+
+The same classes serve a broker on a background thread (EmbeddedServer: every
+call is run on the broker's trio thread) and a broker inside the test's own
+trio run (the `kcsim_trio` fixture: calls are direct). Waits block in the
+first case and are awaited in the second. Everything returned is plain data
+(msgspec structs, dicts, lists): `msgspec.to_builtins` turns it into JSON.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .waits import (
+    DEFAULT_TIMEOUT_S,
+    committed_condition,
+    fault_condition,
+    group_condition,
+    request_condition,
+    wait_blocking,
+    wait_trio,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from ..shell import Server
+    from .faults import FaultRule, FaultStatus
+    from .request_log import RequestRecord
+    from .views import GroupView
+
+T = TypeVar("T")
+
+
+class ClockControl:
+    """The broker's clock (`kcsim.clock`): advance it, freeze it, resume it.
+
+    Advancing fires, in order and each at its own time, every deadline that falls
+    due in between (session and rebalance time-outs, pending syncs, the initial
+    rebalance delay, offset retention, KIP-848 sessions, long-poll fetches), as if
+    that time had passed. Clients keep their own clocks."""
+
+    def __init__(self, run: Callable[[Callable[[], Any]], Any], server: Callable[[], Server]) -> None:
+        self._call = run
+        self._server = server
+
+    def now_ms(self) -> int:
+        """The broker's time, in milliseconds since the epoch."""
+        return int(self._call(lambda: self._server().clock.now_ms()))
+
+    def advance(self, ms: int) -> int:
+        """Move the time `ms` milliseconds forward at once; returns the new time."""
+        def advance() -> int:
+            clock = self._server().clock
+            clock.advance(ms)
+            return clock.now_ms()
+        return int(self._call(advance))
+
+    def freeze(self) -> int:
+        """Stop the time (it moves only when advanced); returns the time it stands at."""
+        def freeze() -> int:
+            clock = self._server().clock
+            clock.freeze()
+            return clock.now_ms()
+        return int(self._call(freeze))
+
+    def resume(self) -> int:
+        """Let the time run again from where it stands; returns it."""
+        def resume() -> int:
+            clock = self._server().clock
+            clock.resume()
+            return clock.now_ms()
+        return int(self._call(resume))
+
+    @property
+    def frozen(self) -> bool:
+        return bool(self._call(lambda: self._server().clock.frozen))
+
+
+class FaultControl:
+    """Fault rules (`kcsim.faults`); see kcsim.server.control.faults for the fields."""
+
+    def __init__(self, run: Callable[[Callable[[], Any]], Any], server: Callable[[], Server]) -> None:
+        self._call = run
+        self._server = server
+
+    def add(self, rule: FaultRule | Mapping[str, Any] | None = None, **fields: Any) -> int:
+        """Install a rule, e.g. `add(api="OffsetCommit", error="NOT_COORDINATOR", times=2)`;
+        returns its id. Bad input raises ValueError naming the field."""
+        return int(self._call(lambda: self._server().broker.faults.add(rule, **fields)))
+
+    def get(self, rule_id: int) -> FaultStatus:
+        """The rule and how often it matched, fired and holds requests now."""
+        return self._call(lambda: self._server().broker.faults.get(rule_id))  # type: ignore[no-any-return]
+
+    def list(self) -> list[FaultStatus]:
+        return self._call(lambda: self._server().broker.faults.list())  # type: ignore[no-any-return]
+
+    def remove(self, rule_id: int) -> FaultStatus:
+        """Uninstall a rule (requests it holds go on); returns its final counts."""
+        return self._call(lambda: self._server().broker.faults.remove(rule_id))  # type: ignore[no-any-return]
+
+    def clear(self) -> None:
+        self._call(lambda: self._server().broker.faults.clear())
+
+    def release(self, rule_id: int | None = None) -> int:
+        """Let requests held by a rule (or by every rule) go on; returns how many."""
+        return int(self._call(lambda: self._server().broker.faults.release(rule_id)))
+
+    def coordinator(self, group: str, state: str) -> int | None:
+        """Make `group`'s coordinator "loading" (COORDINATOR_LOAD_IN_PROGRESS),
+        "unavailable" (COORDINATOR_NOT_AVAILABLE) or "available" again."""
+        return self._call(lambda: self._server().broker.faults.coordinator(group, state))  # type: ignore[no-any-return]
+
+
+class Controls:
+    """The clock, faults, request log and group views of one broker."""
+
+    def __init__(self, run: Callable[[Callable[[], Any]], Any], server: Callable[[], Server]) -> None:
+        self._call = run
+        self._server = server
+        self.clock = ClockControl(run, server)
+        self.faults = FaultControl(run, server)
+
+    def requests(self, api: Any = None, *, group: str | None = None,
+                 client_id: str | None = None, version: int | None = None, error: Any = None,
+                 connection: int | None = None, since: int = 0) -> list[RequestRecord]:
+        """Answered requests, oldest first, that match every filter given: API (name or key),
+        group, client id, version, an error name in the answer, connection number, and
+        `since` (only those with a larger seq)."""
+        filters = _filters(api, group, client_id, version, error, connection, since)
+        return self._call(lambda: self._server().broker.request_log.query(**filters))  # type: ignore[no-any-return]
+
+    def clear_requests(self) -> None:
+        self._call(lambda: self._server().broker.request_log.clear())
+
+    def last_request_seq(self) -> int:
+        """The seq of the newest logged request: pass it as `since` to see only later ones."""
+        return int(self._call(lambda: self._server().broker.request_log.last_seq))
+
+    def group(self, group: str) -> GroupView | None:
+        """The group as the coordinator holds it now (None: no such group)."""
+        check, _ = group_condition(group, None, None)
+        return self._call(lambda: check(self._server())[1])  # type: ignore[no-any-return]
+
+    def committed(self, group: str) -> dict[tuple[str, int], int]:
+        """The group's committed offsets by (topic, partition)."""
+        check, _ = committed_condition(group, {})
+        return self._call(lambda: check(self._server())[1])  # type: ignore[no-any-return]
+
+
+def _filters(api: Any, group: str | None, client_id: str | None, version: int | None,
+             error: Any, connection: int | None, since: int) -> dict[str, Any]:
+    return {"api": api, "group": group, "client_id": client_id, "version": version,
+            "error": error, "connection": connection, "since": since}
+
+
+class BlockingControls(Controls):
+    """Controls of a broker on another thread; the waits block this one."""
+
+    def wait_for_group(self, group: str, state: str | None = "Stable", members: int | None = None,
+                       timeout: float = DEFAULT_TIMEOUT_S) -> GroupView | None:
+        """Return the group once it is in `state` (case-insensitive; a missing group is
+        Dead) with `members` members, whichever are given."""
+        check, what = group_condition(group, state, members)
+        return wait_blocking(self._call, self._server, check, what, timeout)  # type: ignore[no-any-return]
+
+    def wait_for_committed(self, group: str, offsets: Mapping[tuple[str, int], int],
+                           timeout: float = DEFAULT_TIMEOUT_S) -> dict[tuple[str, int], int]:
+        """Return the group's committed offsets once each given (topic, partition) has the
+        given offset; `{}` waits until the group has none."""
+        check, what = committed_condition(group, offsets)
+        return wait_blocking(self._call, self._server, check, what, timeout)  # type: ignore[no-any-return]
+
+    def wait_for_request(self, api: Any = None, *, count: int = 1, group: str | None = None,
+                         client_id: str | None = None, version: int | None = None,
+                         error: Any = None, connection: int | None = None, since: int = 0,
+                         timeout: float = DEFAULT_TIMEOUT_S) -> list[RequestRecord]:
+        """Return the matching answered requests (as `requests`) once there are `count`."""
+        check, what = request_condition(
+            _filters(api, group, client_id, version, error, connection, since), count)
+        return wait_blocking(self._call, self._server, check, what, timeout)  # type: ignore[no-any-return]
+
+    def wait_for_fault(self, rule_id: int, *, fired: int | None = None, held: int | None = None,
+                       timeout: float = DEFAULT_TIMEOUT_S) -> FaultStatus:
+        """Return the rule's status once it fired `fired` times and/or holds `held` requests
+        (neither given: once it fired)."""
+        check, what = fault_condition(rule_id, fired, held)
+        return wait_blocking(self._call, self._server, check, what, timeout)  # type: ignore[no-any-return]
+
+
+class TrioControls(Controls):
+    """Controls of a broker inside the caller's own trio run; the waits are awaited."""
+
+    def __init__(self, server: Callable[[], Server]) -> None:
+        super().__init__(_direct, server)
+
+    async def wait_for_group(self, group: str, state: str | None = "Stable",
+                             members: int | None = None,
+                             timeout: float = DEFAULT_TIMEOUT_S) -> GroupView | None:
+        check, what = group_condition(group, state, members)
+        return await wait_trio(self._server, check, what, timeout)  # type: ignore[no-any-return]
+
+    async def wait_for_committed(self, group: str, offsets: Mapping[tuple[str, int], int],
+                                 timeout: float = DEFAULT_TIMEOUT_S) -> dict[tuple[str, int], int]:
+        check, what = committed_condition(group, offsets)
+        return await wait_trio(self._server, check, what, timeout)  # type: ignore[no-any-return]
+
+    async def wait_for_request(self, api: Any = None, *, count: int = 1, group: str | None = None,
+                               client_id: str | None = None, version: int | None = None,
+                               error: Any = None, connection: int | None = None, since: int = 0,
+                               timeout: float = DEFAULT_TIMEOUT_S) -> list[RequestRecord]:
+        check, what = request_condition(
+            _filters(api, group, client_id, version, error, connection, since), count)
+        return await wait_trio(self._server, check, what, timeout)  # type: ignore[no-any-return]
+
+    async def wait_for_fault(self, rule_id: int, *, fired: int | None = None,
+                             held: int | None = None,
+                             timeout: float = DEFAULT_TIMEOUT_S) -> FaultStatus:
+        check, what = fault_condition(rule_id, fired, held)
+        return await wait_trio(self._server, check, what, timeout)  # type: ignore[no-any-return]
+
+
+def _direct(fn: Callable[[], T]) -> T:
+    return fn()

@@ -1,0 +1,150 @@
+"""The request log: every request a broker answered, newest last, in a bounded ring.
+
+Recording a request costs one append of a small tuple: its frame and its
+answer's frame, as bytes (a copy of the request; the answer is the frame being
+sent). Nothing is decoded then: what tests ask about (client id, groups,
+topics, error names) is decoded when they query, once per entry. A frame
+larger than LOG_KEEPS is not kept: what tests ask of it is taken at once
+instead (a RequestDigest, or the answer's error codes), so the log's memory
+stays bounded by its size times LOG_KEEPS.
+
+Entries are answered requests: one still waiting for its answer (a long poll, a
+held request) appears once it is answered.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import msgspec
+
+from .fields import error_codes_of, groups_of, topics_of
+from .names import error_code, error_name
+
+if TYPE_CHECKING:
+    import uuid
+    from collections.abc import Callable
+
+    from .names import ApiNames
+
+LOG_KEEPS = 4096  # bytes of a request or answer frame the log keeps
+
+# An entry: (seq, plan, correlation id, connection, received ms, answered ms,
+#            request frame or RequestDigest, answer frame or error codes or None, fault id or 0)
+Entry = tuple[int, Any, int, int, int, int, Any, Any, int]
+
+
+class RequestDigest(NamedTuple):
+    """What the log keeps of a request too large to keep whole."""
+
+    client_id: str | None
+    groups: tuple[str, ...]
+    topics: tuple[str, ...]
+
+
+class RequestRecord(msgspec.Struct, kw_only=True):
+    """One answered request, as plain data."""
+
+    seq: int  # increases by one per answered request, from 1; never reused
+    api: str
+    api_key: int  # as on the wire
+    version: int
+    correlation_id: int
+    client_id: str | None
+    connection: int  # the connection's number, from 1 in accept order
+    received_ms: int  # the broker's clock when it was read
+    answered_ms: int  # ... and when its answer was ready
+    groups: list[str]
+    topics: list[str]
+    errors: list[str]  # Kafka error names in the answer, each once, in order
+    fault: int | None  # the fault rule that fired on it
+    answered: bool  # False: no answer was sent (acks=0, closed or never answered)
+
+
+class RequestLog:
+    """Owned by the broker; appended on its trio thread, queried there too."""
+
+    def __init__(self, size: int, names: ApiNames,
+                 topic_name: Callable[[uuid.UUID], str | None]) -> None:
+        self.entries: deque[Entry] = deque(maxlen=size)
+        self.append = self.entries.append
+        self.next_seq = itertools.count(1).__next__
+        self._names = names
+        self._topic_name = topic_name
+        self._records: dict[int, RequestRecord] = {}  # decoded entries, by seq
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self._records.clear()
+
+    @property
+    def last_seq(self) -> int:
+        """The seq of the newest entry (0 when empty)."""
+        return self.entries[-1][0] if self.entries else 0
+
+    def query(self, api: Any = None, *, group: str | None = None, client_id: str | None = None,
+              version: int | None = None, error: Any = None, connection: int | None = None,
+              since: int = 0) -> list[RequestRecord]:
+        """Entries after seq `since` that match every filter given, oldest first."""
+        keys = None if api is None else set(self._names.keys(api))
+        if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+            raise ValueError(f"version: expected a version number, got {version!r}")
+        if isinstance(since, bool) or not isinstance(since, int):
+            raise ValueError(f"since: expected a request seq number, got {since!r}")
+        wanted_error = None if error is None else error_name(error_code(error))
+        out = []
+        for entry in self._after(since):
+            seq, plan, _, conn, *_ = entry
+            if keys is not None and plan.wire_key not in keys:
+                continue
+            if version is not None and plan.version != version:
+                continue
+            if connection is not None and conn != connection:
+                continue
+            record = self._records.get(seq)
+            if record is None:
+                record = self._records[seq] = self._record(entry)
+            if group is not None and group not in record.groups:
+                continue
+            if client_id is not None and record.client_id != client_id:
+                continue
+            if wanted_error is not None and wanted_error not in record.errors:
+                continue
+            out.append(record)
+        self._forget_dropped()
+        return out
+
+    def _after(self, since: int) -> list[Entry]:
+        entries = self.entries
+        if not entries or entries[-1][0] <= since:
+            return []
+        skip = max(0, since - entries[0][0] + 1)  # seqs are consecutive within the ring
+        return list(itertools.islice(entries, skip, None))
+
+    def _forget_dropped(self) -> None:
+        if len(self._records) > 2 * max(len(self.entries), 1):
+            oldest = self.entries[0][0] if self.entries else self.last_seq + 1
+            self._records = {s: r for s, r in self._records.items() if s >= oldest}
+
+    def _record(self, entry: Entry) -> RequestRecord:
+        seq, plan, correlation_id, connection, received, answered, request, response, fault = entry
+        if isinstance(request, RequestDigest):
+            client_id, groups, topics = request
+        else:
+            client_id, decoded = plan.read_request(request)
+            groups = groups_of(decoded)
+            topics = tuple(dict.fromkeys(t for t, _ in topics_of(decoded, self._topic_name) if t))
+        if response is None:
+            codes: tuple[int, ...] = ()
+        elif isinstance(response, tuple):
+            codes = response
+        else:
+            codes = error_codes_of(plan.read_response(response))
+        return RequestRecord(
+            seq=seq, api=plan.name, api_key=plan.wire_key, version=plan.version,
+            correlation_id=correlation_id, client_id=client_id, connection=connection,
+            received_ms=received, answered_ms=answered, groups=list(groups),
+            topics=list(topics), errors=[error_name(c) for c in codes],
+            fault=fault or None, answered=response is not None)

@@ -1,0 +1,77 @@
+"""What tests see of a group: its state, members and their partitions, as plain data.
+
+Read from the live coordinator on the broker's trio thread, for waits and for
+the messages of waits that time out.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from kcsim.protocol.consumer_protocol import decode_assignment
+from kcsim.protocol.primitives import DecodeError
+
+if TYPE_CHECKING:
+    from kcsim.coordinator import GroupCoordinator
+
+
+class MemberView(msgspec.Struct, kw_only=True):
+    member_id: str
+    instance_id: str | None
+    client_id: str
+    client_host: str
+    partitions: list[tuple[str, int]]  # assigned, sorted
+
+
+class GroupView(msgspec.Struct, kw_only=True):
+    group: str
+    type: str  # "classic" or "consumer" (KIP-848)
+    state: str  # Kafka's name: Empty, Stable, PreparingRebalance, Reconciling, ...
+    generation: int  # the classic generation, or the KIP-848 group epoch
+    protocol: str | None  # the classic group's chosen protocol (assignor)
+    members: list[MemberView]
+
+
+def group_view(groups: GroupCoordinator | None, topic_name: Any, group: str) -> GroupView | None:
+    """The group as the coordinator holds it now; None when there is no such group."""
+    if groups is None:
+        return None
+    consumer = groups.consumer_group(group)
+    if consumer is not None:
+        members = [
+            MemberView(member_id=m.member_id, instance_id=m.instance_id, client_id=m.client_id,
+                       client_host=m.client_host,
+                       partitions=sorted((topic_name(t) or str(t), p)
+                                         for t, ps in m.assigned.items() for p in ps))
+            for m in consumer.members.values()]
+        return GroupView(group=group, type="consumer", state=consumer.state.value,
+                         generation=consumer.group_epoch, protocol=None, members=members)
+    classic = groups.group(group)
+    if classic is None:
+        return None
+    return GroupView(
+        group=group, type="classic", state=classic.state.value, generation=classic.generation,
+        protocol=classic.protocol_name,
+        members=[MemberView(member_id=m.member_id, instance_id=m.group_instance_id,
+                            client_id=m.client_id, client_host=m.client_host,
+                            partitions=_classic_partitions(classic.protocol_type, m.assignment))
+                 for m in classic.members.values()])
+
+
+def _classic_partitions(protocol_type: str | None, assignment: bytes) -> list[tuple[str, int]]:
+    if protocol_type != "consumer" or not assignment:
+        return []
+    try:
+        decoded = decode_assignment(assignment)
+    except DecodeError:
+        return []
+    return sorted((tp.topic, p) for tp in decoded.assigned_partitions for p in tp.partitions)
+
+
+def committed_view(groups: GroupCoordinator | None, group: str) -> dict[tuple[str, int], int]:
+    """The group's committed offsets by (topic, partition)."""
+    if groups is None:
+        return {}
+    return {tp: value.offset for tp, value in groups.committed_offsets(group).items()}
