@@ -12,6 +12,7 @@ that says what a data directory's log may contain.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import time
 import uuid
@@ -46,8 +47,9 @@ class Durability:
         """The partition's log if it has one on disk, else a stand-in that creates it on
         the first append: a topic of thousands of partitions costs no file, directory or
         descriptor for those never written."""
-        directory = self.partitions_dir / topic_id.hex / str(index)
-        if directory.exists():
+        # Plain strings and one stat: a request may add thousands of partitions at once.
+        directory = f"{self.partitions_dir}/{topic_id.hex}/{index}"
+        if os.path.isdir(directory):
             return PartitionLog.open(directory)
         return UnwrittenPartition(directory)
 
@@ -61,7 +63,7 @@ class UnwrittenPartition:
 
     __slots__ = ("_directory", "_log")
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: str) -> None:
         self._directory = directory
         self._log: PartitionLog | None = None
 
