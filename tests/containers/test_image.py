@@ -35,7 +35,8 @@ def test_no_sources_wheels_or_pip_are_left_in_the_image(image: str) -> None:
     listing = docker(
         "run", "--rm", "--entrypoint", "sh", image, "-c",
         "id -u; ls -d /src /wheels 2>/dev/null; find / -xdev -name pyproject.toml 2>/dev/null; "
-        "find /opt /data \\( -name '*.whl' -o -name 'pip*' \\) -print; true").stdout.split()
+        "find /opt /data \\( -name '*.whl' -o -name pip -o -name 'pip[0-9]*' -o -name 'pip-*' \\)"
+        " -print; true").stdout.split()
     uid, found = listing[0], listing[1:]
     assert uid != "0"
     assert found == []
