@@ -31,6 +31,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
+from kcsim.storage.compaction import CompactionStats
 from kcsim.storage.errors import StorageError
 from kcsim.storage.fsutil import fsync_dir
 from kcsim.storage.lock import DataDirLock
@@ -56,16 +57,9 @@ STAGING_PREFIX = ".pipeline-staging-"
 
 
 @dataclass(frozen=True)
-class SparkCompactionStats:
-    segments_before: int = 0
-    segments_after: int = 0
-    records_before: int = 0
-    records_after: int = 0
-    bytes_before: int = 0
-    bytes_after: int = 0
-    tombstones_dropped: int = 0
-    duration_s: float = 0.0
-    skipped: bool = True  # nothing to gain: the inputs were left as they are
+class SparkCompactionStats(CompactionStats):
+    """The embedded compactor's figures, and where the result went."""
+
     out: str | None = None  # the new data directory, when compacting into another one
 
 
