@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import queue
 import re
-import signal
 import subprocess
 import sys
 import threading
@@ -17,6 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from tests.processes import stop_process
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Iterator
@@ -105,16 +106,7 @@ class KcsimProcess:
     def stop(self) -> int | None:
         """SIGTERM, then SIGKILL after a grace period; returns the exit code."""
         proc, self.proc = self.proc, None
-        if proc is None:
-            return None
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        return proc.returncode
+        return stop_process(proc, STOP_TIMEOUT_S)
 
     def _kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

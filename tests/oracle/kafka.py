@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kcsim.protocol.codecs import request_class
+from tests.processes import stop_process
 from tests.server.durability.wire import Closed, Wire
 
 if TYPE_CHECKING:
@@ -295,16 +296,7 @@ class KafkaBroker:
     def stop(self) -> int | None:
         """SIGTERM (a controlled shutdown), SIGKILL after a grace period; the exit code."""
         proc, self.proc = self.proc, None
-        if proc is None:
-            return None
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        return proc.returncode
+        return stop_process(proc, STOP_TIMEOUT_S)
 
     def __enter__(self) -> KafkaBroker:
         return self.start()
