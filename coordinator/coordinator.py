@@ -17,7 +17,7 @@ Both are reported in the Outcome for the shell to log.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -142,6 +142,10 @@ class GroupCoordinator:
         A record whose fold raises fails its group (reported in the next Outcome)."""
         self._rt.apply_all((record,), 0, self._fold_failed)
 
+    def apply_all(self, records: Sequence[Record]) -> None:
+        """Fold records read back at start-up, in order (runs of commits in one call each)."""
+        self._rt.apply_all(records, 0, self._fold_failed)
+
     def handle(
         self, api_key: int, version: int, request: Any, ctx: RequestContext, now_ms: int
     ) -> Outcome:
@@ -212,7 +216,7 @@ class GroupCoordinator:
             rt.failures.append(Failure(f"{_api_name(api_key)} v{version}", exc))
             return error_response(api_key, version, request, E.UNKNOWN_SERVER_ERROR)
         rt.journal.commit()
-        if (self._fold_from(start) and response is not None
+        if (len(rt.records) > start and self._fold_from(start) and response is not None
                 and not rt.failed.isdisjoint(group_ids(api_key, version, request))):
             # Its group failed as its records folded in (a parked request was answered so).
             return error_response(api_key, version, request, E.COORDINATOR_NOT_AVAILABLE)

@@ -106,6 +106,10 @@ class MessageCodec:
             kw_only=True,
             gc=False,  # messages are trees, never cycles: skip GC tracking
         )
+        # Where error codes can be found: readers of answers skip the fields that hold none.
+        cls.error_fields = tuple(  # type: ignore[attr-defined]
+            fld.name for fld in st.fields
+            if fld.name == "error_code" or _holds_errors(_struct_of(fld.type)))
         self._class_by_struct[id(st)] = cls
         return cls
 
@@ -618,6 +622,13 @@ def _why(exc: Exception) -> str:
     if isinstance(exc, (IndexError, _struct.error)):
         return "the frame ends inside it"
     return str(exc) or type(exc).__name__
+
+
+def _holds_errors(st: StructType | None) -> bool:
+    """Whether a struct has an `error_code` field at any depth."""
+    if st is None:
+        return False
+    return any(fld.name == "error_code" or _holds_errors(_struct_of(fld.type)) for fld in st.fields)
 
 
 def _struct_of(t: Any) -> StructType | None:

@@ -55,7 +55,7 @@ def build(config: Config, clock: Clock | None = None) -> Server:
     topics = TopicRegistry(durability.open_partition)
     try:
         broker = Broker(config, topics, GroupCoordinator(group_config(config), topics), clock)
-        replay(durability, broker.apply)
+        replay(durability, broker.apply_all)
         remove_orphan_partitions(durability, set(topics.by_id))
     except BaseException:
         topics.close()

@@ -54,7 +54,7 @@ from .topic_records import TopicKey
 from .topics import TopicRegistry
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
+    from collections.abc import Awaitable, Sequence
 
     from kcsim.coordinator import GroupCoordinator
     from kcsim.storage import Record
@@ -132,6 +132,8 @@ class Broker:
                              10 if 10 in self.routes else None, self.changes.notify)
         self.fault_index = self.faults.index  # API key -> rules; empty while none is installed
         self.request_log = RequestLog(config.request_log_size, names, self.topics.topic_name)
+        # Without a log (size 0) nothing is copied or read for it on any request.
+        self.keeps_log = config.request_log_size > 0
         self._log = self.request_log.append
         self._seq = self.request_log.next_seq
 
@@ -192,8 +194,9 @@ class Broker:
             if rest is not None:
                 self.request_counts[api_key] = self.request_counts.get(api_key, 0) + 1
                 answer = _SIZE_CORR.pack(len(rest) + 4, correlation_id) + rest
-                self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms,
-                           bytes(frame), answer, 0))
+                if self.keeps_log:
+                    self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms,
+                               bytes(frame), answer, 0))
                 return Reply(answer)
         try:
             client_id, pos = read_client_id(frame, plan.header_version)
@@ -207,7 +210,8 @@ class Broker:
                              peer.host, peer.listener)
         self.now_ms = now_ms
         # What the request log keeps: the frame, or what tests ask of it when it is large.
-        logged = bytes(frame) if len(frame) <= _LOG_KEEPS else self._digest(client_id, request)
+        logged = ((bytes(frame) if len(frame) <= _LOG_KEEPS else self._digest(client_id, request))
+                  if self.keeps_log else None)
         if faults:
             rules = faults.get(api_key)
             if rules is not None:
@@ -219,15 +223,17 @@ class Broker:
         try:
             result = plan.route.fn(self, ctx, request)
             if result is None:
-                self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms, logged,
-                           None, 0))
+                if self.keeps_log:
+                    self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms, logged,
+                               None, 0))
                 return Reply(None)
             kind = type(result)
             if kind is Durable:
                 encoded = self.encode_response(plan, correlation_id, result.response)
-                self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms, logged,
-                           encoded if len(encoded) <= _LOG_KEEPS else error_codes_of(result.response),
-                           0))
+                if self.keeps_log:
+                    self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms, logged,
+                               encoded if len(encoded) <= _LOG_KEEPS else error_codes_of(result.response),
+                               0))
                 return Reply(encoded, result.records, result.released)
             if kind is Pending:
                 return Reply(None, result.records, result.released,
@@ -237,8 +243,9 @@ class Broker:
             encoded = self.encode_response(plan, correlation_id, result)
         except Exception as exc:  # a bug in one handler answers one request
             return Reply(self._failed(plan, ctx, request, exc, logged, peer.id, now_ms))
-        self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms, logged,
-                   encoded if len(encoded) <= _LOG_KEEPS else error_codes_of(result), 0))
+        if self.keeps_log:
+            self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms, logged,
+                       encoded if len(encoded) <= _LOG_KEEPS else error_codes_of(result), 0))
         if key is not None and plan.route.cache_state(self) == plan.cache_state:  # type: ignore[misc]
             cache[key] = bytes(encoded[8:])  # type: ignore[index]
         return Reply(encoded)
@@ -251,8 +258,9 @@ class Broker:
         try:
             result = plan.route.fn(self, ctx, request)
             if result is None:
-                self._log((self._seq(), plan, correlation_id, connection, received_ms,
-                           self.now_ms, logged, None, fault))
+                if self.keeps_log:
+                    self._log((self._seq(), plan, correlation_id, connection, received_ms,
+                               self.now_ms, logged, None, fault))
                 return Reply(None)
             kind = type(result)
             if kind is Durable:
@@ -267,9 +275,10 @@ class Broker:
             encoded = self.encode_response(plan, correlation_id, result)
         except Exception as exc:
             return Reply(self._failed(plan, ctx, request, exc, logged, connection, received_ms))
-        self._log((self._seq(), plan, correlation_id, connection, received_ms, self.now_ms,
-                   logged, encoded if len(encoded) <= _LOG_KEEPS else error_codes_of(result),
-                   fault))
+        if self.keeps_log:
+            self._log((self._seq(), plan, correlation_id, connection, received_ms, self.now_ms,
+                       logged, encoded if len(encoded) <= _LOG_KEEPS else error_codes_of(result),
+                       fault))
         return Reply(encoded, records, released)
 
     def _digest(self, client_id: str | None, request: Any) -> RequestDigest:
@@ -286,10 +295,11 @@ class Broker:
                 plan, ctx.correlation_id, response)
         except Exception as exc:
             return self._failed(plan, ctx, request, exc, logged, connection, received_ms)
-        self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
-                   self.clock.now_ms(), logged,
-                   encoded if encoded is None or len(encoded) <= _LOG_KEEPS
-                   else error_codes_of(response), fault))
+        if self.keeps_log:
+            self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
+                       self.clock.now_ms(), logged,
+                       encoded if encoded is None or len(encoded) <= _LOG_KEEPS
+                       else error_codes_of(response), fault))
         return encoded
 
     def _failed(self, plan: _Plan, ctx: RequestContext, request: Any, exc: Exception,
@@ -309,8 +319,9 @@ class Broker:
         except Exception as again:
             raise ProtocolViolation(f"{what} failed, and so did its error answer: "
                                     f"{type(again).__name__}: {again}") from None
-        self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms, self.now_ms,
-                   logged, encoded, 0))
+        if self.keeps_log:
+            self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms, self.now_ms,
+                       logged, encoded, 0))
         return encoded
 
     # -- faults ---------------------------------------------------------------
@@ -339,8 +350,9 @@ class Broker:
         """What the rule does once any wait is over: an error answer, a closed connection,
         or the request served as usual (closing the connection after, if the rule says so)."""
         if fault.close == "before":
-            self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
-                       self.now_ms, logged, None, fault.id))
+            if self.keeps_log:
+                self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
+                           self.now_ms, logged, None, fault.id))
             return Reply(None, close=True)
         if fault.error is not None:
             try:
@@ -350,8 +362,9 @@ class Broker:
                 raise ProtocolViolation(f"fault rule {fault.id}: {plan.name} has no error field; "
                                         "closing the connection instead") from None
             encoded = self.encode_response(plan, ctx.correlation_id, response)
-            self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
-                       self.now_ms, logged, encoded, fault.id))
+            if self.keeps_log:
+                self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
+                           self.now_ms, logged, encoded, fault.id))
             reply = Reply(encoded)
         else:
             reply = self._serve(plan, ctx, request, logged, connection, received_ms, fault.id)
@@ -389,6 +402,20 @@ class Broker:
             self.topics.apply(record)
         elif self.groups is not None:
             self.groups.apply(record)
+
+    def apply_all(self, records: Sequence[Record]) -> None:
+        """`apply` for each record, in order; runs of group records go to the coordinator in
+        one call each, as live writes do (replay reads the log in such slices)."""
+        groups = self.groups
+        run = 0
+        for i, record in enumerate(records):
+            if type(record.key) is TopicKey:
+                if groups is not None and run < i:
+                    groups.apply_all(records[run:i])
+                self.topics.apply(record)
+                run = i + 1
+        if groups is not None and run < len(records):
+            groups.apply_all(records[run:] if run else records)
 
     def change(self, records: list[Record], response: Any) -> Any:
         """Apply a handler's records, last thing before it returns, and answer once durable.

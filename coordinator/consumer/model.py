@@ -43,6 +43,8 @@ class MemberState(IntEnum):
 
 
 class GroupState(Enum):
+    __hash__ = object.__hash__  # identity, in C: see shared.states.GroupState
+
     EMPTY = "Empty"
     ASSIGNING = "Assigning"
     RECONCILING = "Reconciling"

@@ -44,6 +44,8 @@ __all__ = [
 class Request(Enum):
     """What can be asked of a classic group (the rows of the table)."""
 
+    __hash__ = object.__hash__  # identity, in C: see GroupState
+
     JOIN_NEW = "JoinGroup of a new member: no member id, or the one the group handed out"
     JOIN_STATIC = "JoinGroup of a known group.instance.id without a member id"
     JOIN = "JoinGroup of a member"
@@ -64,6 +66,8 @@ class Request(Enum):
 
 class Rule(Enum):
     """What a request does (the cells of the table)."""
+
+    __hash__ = object.__hash__  # identity, in C: see GroupState
 
     # Refusals.
     UNAVAILABLE = "answered COORDINATOR_NOT_AVAILABLE: the group is being removed"

@@ -43,7 +43,7 @@ class Deadlines:
         old = self._by_key.get(key)
         journal = self._journal
         if journal is not None and journal.open:
-            journal.on_undo(lambda: self._put_back(key, old))
+            journal.on_undo(self._put_back, key, old)
         if old is not None:
             self._order.remove((old[0], old[1], key))
         self._seq += 1
@@ -59,7 +59,7 @@ class Deadlines:
         if old is not None:
             journal = self._journal
             if journal is not None and journal.open:
-                journal.on_undo(lambda: self._put_back(key, old))
+                journal.on_undo(self._put_back, key, old)
             self._order.remove((old[0], old[1], key))
             if old[0] == self._earliest:
                 self._earliest = self._order[0][0] if self._order else None

@@ -30,7 +30,7 @@ class Journal:
     def __init__(self) -> None:
         self.open = False
         self._saved: set[int] = set()
-        self._undo: list[Callable[[], None]] = []
+        self._undo: list[tuple[Callable[..., None], tuple[object, ...]]] = []
 
     def begin(self) -> None:
         self.open = True
@@ -39,20 +39,23 @@ class Journal:
         """Keep obj's before-image, once per call."""
         if self.open and id(obj) not in self._saved:
             self._saved.add(id(obj))
-            image = obj.image()
-            self._undo.append(lambda: obj.restore(image))
+            self._undo.append((obj.restore, (obj.image(),)))
 
-    def on_undo(self, step: Callable[[], None]) -> None:
+    def on_undo(self, step: Callable[..., None], *args: object) -> None:
+        """Note `step(*args)` to run on rollback (a bound method and its arguments cost
+        less than a closure on the paths every request takes)."""
         if self.open:
-            self._undo.append(step)
+            self._undo.append((step, args))
 
     def commit(self) -> None:
         self.open = False
-        self._saved.clear()
-        self._undo.clear()
+        if self._undo:
+            self._saved.clear()
+            self._undo.clear()
 
     def rollback(self) -> None:
         undo, self._undo = self._undo, []
         self.commit()
-        for step in reversed(undo):
-            step()
+        self._saved.clear()
+        for step, args in reversed(undo):
+            step(*args)

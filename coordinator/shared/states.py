@@ -11,6 +11,10 @@ from enum import Enum
 
 
 class GroupState(Enum):
+    # Members are singletons compared by identity: hash them so too, in C, not by name in
+    # Python (every request looks states up in the rules table).
+    __hash__ = object.__hash__
+
     EMPTY = "Empty"
     PREPARING_REBALANCE = "PreparingRebalance"
     COMPLETING_REBALANCE = "CompletingRebalance"

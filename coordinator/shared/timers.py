@@ -29,8 +29,11 @@ class TimerKey(NamedTuple):
     member_id: str = ""
 
 
+_make_key = tuple.__new__  # skips NamedTuple's Python-level __new__ on every heartbeat
+
+
 def heartbeat_key(group_id: str, member_id: str) -> TimerKey:
-    return TimerKey(HEARTBEAT, group_id, member_id)
+    return _make_key(TimerKey, (HEARTBEAT, group_id, member_id))
 
 
 def join_key(group_id: str) -> TimerKey:

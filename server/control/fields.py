@@ -85,10 +85,9 @@ def error_codes_of(response: Any) -> tuple[int, ...]:
 
 
 def _collect_errors(value: Any, found: dict[int, None]) -> None:
-    fields = getattr(value, "__struct_fields__", None)
-    if fields is None:
-        return
-    for name in fields:
+    # Only the fields the codec marked as holding error codes (`error_fields`) are read:
+    # a ListGroups answer of 10,000 groups has one.
+    for name in getattr(value, "error_fields", ()):
         item = getattr(value, name, None)
         if name == "error_code":
             if item:
@@ -96,5 +95,5 @@ def _collect_errors(value: Any, found: dict[int, None]) -> None:
         elif isinstance(item, list):
             for element in item:
                 _collect_errors(element, found)
-        elif hasattr(item, "__struct_fields__"):
+        elif item is not None:
             _collect_errors(item, found)
