@@ -69,7 +69,10 @@ log = logging.getLogger("kcsim.broker")
 
 _HEAD = struct.Struct(">hhi")
 _SIZE_CORR = struct.Struct(">ii")
-_CACHE_LIMIT = 4096
+# A cache of answers is emptied when it grows past this: requests that differ only in
+# their client id (or in garbage) cannot make it hold more.
+_CACHE_BYTES = 4 * 1024 * 1024
+_CACHE_ENTRY_BYTES = 200  # a dict slot, a key tuple and two bytes objects
 
 
 class ProtocolViolation(Exception):
@@ -79,7 +82,7 @@ class ProtocolViolation(Exception):
 class _Plan:
     """Everything needed to serve one (api key, version), resolved once."""
 
-    __slots__ = ("cache", "cache_state", "decode", "encode", "flexible_response",
+    __slots__ = ("cache", "cache_bytes", "cache_state", "decode", "encode", "flexible_response",
                  "header_version", "name", "route", "version", "wire_key")
 
     def __init__(self, wire_key: int, route: Route, version: int) -> None:
@@ -96,6 +99,7 @@ class _Plan:
         self.cache: dict[tuple[Listener, bytes], bytes] | None = (
             {} if route.cache_state is not None else None)
         self.cache_state: Any = None
+        self.cache_bytes = 0  # what the cache holds, counted as _CACHE_ENTRY_BYTES + keys + answers
 
     def read_request(self, frame: bytes) -> tuple[str | None, Any]:
         """(client id, request) of a request frame the request log kept."""
@@ -186,9 +190,10 @@ class Broker:
         key = None
         if cache is not None and not (faults and api_key in faults):
             state = plan.route.cache_state(self)  # type: ignore[misc]
-            if state != plan.cache_state or len(cache) > _CACHE_LIMIT:
+            if state != plan.cache_state or plan.cache_bytes > _CACHE_BYTES:
                 cache.clear()
                 plan.cache_state = state
+                plan.cache_bytes = 0
             key = (peer.listener, bytes(frame[8:]))
             rest = cache.get(key)
             if rest is not None:
@@ -247,7 +252,8 @@ class Broker:
             self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms, logged,
                        encoded if len(encoded) <= _LOG_KEEPS else error_codes_of(result), 0))
         if key is not None and plan.route.cache_state(self) == plan.cache_state:  # type: ignore[misc]
-            cache[key] = bytes(encoded[8:])  # type: ignore[index]
+            rest = cache[key] = bytes(encoded[8:])  # type: ignore[index]
+            plan.cache_bytes += _CACHE_ENTRY_BYTES + len(key[1]) + len(rest)
         return Reply(encoded)
 
     def _serve(self, plan: _Plan, ctx: RequestContext, request: Any, logged: Any,
