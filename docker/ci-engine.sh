@@ -9,7 +9,9 @@
 # docker.io, docker-compose and debootstrap (not with --no-install), starts dockerd
 # under a temporary directory, and makes sure the image's base, python:3.11-slim, is
 # there: pulled where a registry answers, else a Debian bookworm stand-in made with
-# debootstrap (kept in ~/.cache/kcsim for the next run).
+# debootstrap (kept in ~/.cache/kcsim for the next run). The stand-in trusts the
+# certificate authorities this host trusts, as a base image made on this network
+# would, so that pip inside a plain `docker build` reaches the package index.
 # It never fails its caller: where no engine can be had it says why on stderr and
 # prints no exports, and the container tests skip, saying so.
 set -uo pipefail
@@ -76,7 +78,32 @@ base_image() {
     mkdir -p "$CACHE" && tar -C "$rootfs" -cf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball"
     rm -rf "$rootfs" "$rootfs.log"
   fi
-  docker import - "$BASE_IMAGE" <"$tarball" >/dev/null && say "imported the stand-in as $BASE_IMAGE"
+  docker import - "$BASE_IMAGE-rootfs" <"$tarball" >/dev/null || return 1
+  trust_host_authorities "$BASE_IMAGE-rootfs" "$BASE_IMAGE" \
+    && say "imported the stand-in as $BASE_IMAGE"
+}
+
+# FROM image $1, tag $2: the host's CA bundle, and pip told to use it (pip has its own).
+trust_host_authorities() {
+  local bundle=/etc/ssl/certs/ca-certificates.crt dir
+  dir="$(mktemp -d /tmp/kcsim-base.XXXXXX)" || return 1
+  if [ -s "$bundle" ]; then
+    cp "$bundle" "$dir/ca-certificates.crt"
+  else
+    : >"$dir/ca-certificates.crt"
+  fi
+  printf '[global]\ncert = %s\n' "$bundle" >"$dir/pip.conf"
+  cat >"$dir/Dockerfile" <<DOCKERFILE
+FROM $1
+COPY ca-certificates.crt $bundle
+COPY pip.conf /etc/pip.conf
+DOCKERFILE
+  [ -s "$bundle" ] || sed -i '/ca-certificates.crt/d' "$dir/Dockerfile"
+  DOCKER_BUILDKIT=0 docker build -q -t "$2" "$dir" >"$dir.log" 2>&1
+  local status=$?
+  [ $status = 0 ] || { say "the stand-in did not build:"; tail -n 5 "$dir.log" >&2; }
+  rm -rf "$dir" "$dir.log"
+  return $status
 }
 
 stop_engine() {

@@ -71,7 +71,7 @@ _HEAD = struct.Struct(">hhi")
 _SIZE_CORR = struct.Struct(">ii")
 # A cache of answers is emptied when it grows past this: requests that differ only in
 # their client id (or in garbage) cannot make it hold more.
-_CACHE_BYTES = 4 * 1024 * 1024
+_CACHE_BYTES = 2 * 1024 * 1024
 _CACHE_ENTRY_BYTES = 200  # a dict slot, a key tuple and two bytes objects
 
 
