@@ -5,12 +5,13 @@ maps a request to a route and a route's result or error to a response. A route's
 ValueError is the controls' own refusal, whose message starts with the field it
 names: it answers 400 with that message and field. A WaitTimeout answers 408 with
 the state the wait saw last. An unknown path answers 404, a known path with another
-method 405 (with Allow).
+method 405 (with Allow), anything unexpected 500 with its message.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 import urllib.parse
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     Receive = Callable[[], Awaitable[Message]]
     Send = Callable[[Message], Awaitable[None]]
     Handler = Callable[..., Awaitable[Any]]
+
+log = logging.getLogger("kcsim.control")
 
 MAX_BODY_BYTES = 1024 * 1024
 _FIELD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*): ")
@@ -101,6 +104,9 @@ class ControlApp:
         except ValueError as exc:
             match = _FIELD.match(str(exc))
             status, payload, headers = 400, _error(str(exc), match and match.group(1)), []
+        except Exception as exc:  # a bug, or the broker stopping: say so, keep serving
+            log.exception("control API: %s %s failed", scope.get("method"), scope.get("path"))
+            status, payload, headers = 500, _error(f"{type(exc).__name__}: {exc}", None), []
         body = msgspec.json.encode(payload) + b"\n"
         await send({"type": "http.response.start", "status": status, "headers": [
             (b"content-type", b"application/json"),

@@ -160,6 +160,45 @@ def test_a_silent_classic_member_expires_when_the_clock_passes_its_session(
             member.close()
 
 
+def test_a_silent_kip848_member_expires_when_the_clock_passes_its_session(
+        kcsim_factory: Any, unique_name: Any) -> None:
+    """confluent-kafka KIP-848 members: one in a child process that is killed. Its session
+    (45 s) ends when the broker's clock passes its last heartbeat by 45 s; the others
+    heartbeated since, so theirs do not, and they take its partitions."""
+    bootstrap, control = start(kcsim_factory, consumer_group_heartbeat_interval_ms=500)
+    topic, group = unique_name("t"), unique_name("g")
+    create_topic(bootstrap, topic, PARTITIONS)
+    stays = [Member(bootstrap, group, topic, "consumer", f"stay{i}").start() for i in range(2)]
+    doomed = ChildMember(bootstrap, group, topic, "consumer", "doomed")
+    try:
+        view = control.wait_group(group, "Stable", members=3)
+        assert sorted(map(len, partitions_of(view).values())) == [2, 2, 2]
+
+        doomed.kill()
+        last = control.requests(api="ConsumerGroupHeartbeat", client_id="doomed")[-1]
+        for member in stays:  # a heartbeat of each after the doomed one's last, by 2 ms
+            since = last["seq"]
+            while True:
+                beat = control.wait_request(api="ConsumerGroupHeartbeat",
+                                            client_id=member.name, since=since)[0]
+                if beat["received_ms"] >= last["received_ms"] + 2:
+                    break
+                since = beat["seq"]
+        now = control("GET", "/clock")["now_ms"]
+        control.advance(last["received_ms"] + 45_000 + 1 - now)
+
+        expired = control.group(group)
+        assert expired is not None and sorted(partitions_of(expired)) == ["stay0", "stay1"]
+        view = control.wait_group(group, "Stable", members=2)
+        assert sorted(p for ps in partitions_of(view).values() for p in ps) == list(range(PARTITIONS))
+        wait_until(lambda: sorted(p for m in stays for p in m.assignment) == list(range(PARTITIONS)),
+                   "the two members consuming all six partitions")
+    finally:
+        doomed.kill()
+        for member in stays:
+            member.close()
+
+
 def test_offsets_of_an_empty_group_expire_seven_days_on(
         kcsim_factory: Any, unique_name: Any) -> None:
     """kafka-python commits and leaves; a week of broker time plus one retention check

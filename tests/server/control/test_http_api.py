@@ -237,3 +237,21 @@ async def test_the_state_and_the_waits_show_what_an_admin_did(kcsim_trio: Any) -
     assert found["requests"] == [commit]
     _, _, cleared = await call(kcsim_trio, "DELETE", "/requests")
     assert cleared == {"cleared": True} and kcsim_trio.requests() == []
+
+
+async def test_an_unexpected_failure_is_500_with_its_message_and_the_api_serves_on(
+        kcsim_trio: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken() -> None:
+        raise RuntimeError("the coordinator is gone")
+
+    monkeypatch.setattr(kcsim_trio, "groups", broken)
+    status, _, answer = await call(kcsim_trio, "GET", "/state/groups")
+    assert (status, answer) == (500, {"error": "RuntimeError: the coordinator is gone",
+                                      "field": None})
+    status, _, _ = await call(kcsim_trio, "GET", "/clock")
+    assert status == 200
+
+
+async def test_a_body_over_a_mebibyte_is_413(kcsim_trio: Any) -> None:
+    status, _, answer = await call(kcsim_trio, "POST", "/faults", raw=b" " * (1024 * 1024 + 1))
+    assert (status, answer["field"]) == (413, "body")
