@@ -45,6 +45,7 @@ class ServerProcess:
         self.port = 0
         self.started_at = 0.0
         self.ready_at = 0.0
+        self.ready_line = ""  # what it printed once ready (kcsim adds its control API's URL)
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - outlives start() on purpose
         self._lines: queue.Queue[bytes] = queue.Queue()
 
@@ -73,6 +74,7 @@ class ServerProcess:
             m = _READY.search(line)
             if m:
                 self.ready_at = time.perf_counter()
+                self.ready_line = line.decode(errors="replace").strip()
                 self.host, self.port = m.group(1).decode(), int(m.group(2))
                 break
         if self.cpu is not None:

@@ -4,10 +4,12 @@
   ``open_trio_kcsim``: one inside the caller's trio run (``TrioKcsim``);
 - on either: ``.clock`` (advance, freeze, resume simulated time), ``.faults``
   (fault rules: errors, latency, held requests, closed connections, coordinator
-  loading or unavailable), ``.requests(...)`` (the request log), ``.group(...)``
-  and ``.committed(...)`` (state views), and the waits ``wait_for_group``,
-  ``wait_for_committed``, ``wait_for_request``, ``wait_for_fault``, which raise
-  ``WaitTimeout`` showing the state they saw;
+  loading or unavailable), ``.requests(...)`` (the request log), ``.group(...)``,
+  ``.groups()``, ``.paused(...)`` and ``.committed(...)`` (state views), and the
+  waits ``wait_for_group``, ``wait_for_committed``, ``wait_for_request``,
+  ``wait_for_fault``, which raise ``WaitTimeout`` showing the state they saw;
+- ``kcsim serve --control-port`` serves the same controls over HTTP
+  (docs/control-http.md);
 - the pytest fixtures ``kcsim``, ``kcsim_persistent``, ``kcsim_trio`` and
   ``kcsim_embedded_factory``, installed as a pytest plugin with kcsim; importing
   them from here is for projects that register plugins explicitly.

@@ -64,12 +64,13 @@ def build(config: Config, clock: Clock | None = None) -> Server:
     return Server(config, broker, durability)
 
 
-def ready_line(config: Config, server: Server) -> str:
+def ready_line(config: Config, server: Server, control_url: str | None = None) -> str:
     """`kcsim ready on HOST:PORT` of the first listener (tools parse that part), then what
-    every listener advertises."""
+    every listener advertises, then where the HTTP control API is, if it is served."""
     host = config.listener_plans[0].host or "0.0.0.0"
     advertised = ",".join(str(address) for address in server.advertised)
-    return f"kcsim ready on {host}:{server.port}; advertised listeners {advertised}"
+    line = f"kcsim ready on {host}:{server.port}; advertised listeners {advertised}"
+    return line if control_url is None else f"{line}; control API {control_url}"
 
 
 async def run_until_signal(config: Config) -> int:
@@ -87,7 +88,11 @@ async def run_until_signal(config: Config) -> int:
         async with trio.open_nursery() as nursery:
             await nursery.start(server.serve)
             log_connection_room(open_files)
-            print(ready_line(config, server), flush=True)
+            control_url = None
+            if config.control_port is not None:
+                control_url = await _start_control(nursery, server, config)
+            if server.exit_code == 0:
+                print(ready_line(config, server, control_url), flush=True)
 
             async def wait_for_signal() -> None:
                 async for signum in signals:
@@ -99,3 +104,27 @@ async def run_until_signal(config: Config) -> int:
             await server.stopped.wait()
             nursery.cancel_scope.cancel()
     return server.exit_code
+
+
+async def _start_control(nursery: trio.Nursery, server: Server, config: Config) -> str | None:
+    """Serve the HTTP control API beside the broker; its URL, or None (and the server
+    stopping with status 1) when its port cannot be bound."""
+    from .control.http_server import serve_control
+
+    host, port = config.control_host, config.control_port
+    log.warning("serving the HTTP control API: it changes this broker's behaviour on request, "
+                "for tests only")
+    failed: BaseException | None = None
+    try:
+        urls: list[str] = await nursery.start(serve_control, server, host, port)
+    except* OSError as group:
+        found: BaseException = group
+        while isinstance(found, BaseExceptionGroup):  # nested by hypercorn's nurseries
+            found = found.exceptions[0]
+        failed = found
+    if failed is not None:
+        log.error("cannot serve the control API on %s:%s: %s", host, port, failed)
+        server.exit_code = 1
+        server.stop()
+        return None
+    return urls[0]

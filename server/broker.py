@@ -220,8 +220,7 @@ class Broker:
         if faults:
             rules = faults.get(api_key)
             if rules is not None:
-                fault = self.faults.pick(rules, version, ctx.client_id, request,
-                                         self.topics.topic_name)
+                fault = rules.pick(version, ctx.client_id, request, self.topics.topic_name)
                 if fault is not None:
                     return self._faulted(plan, ctx, request, logged, fault, peer.id, now_ms)
         # `_serve`, inlined: one call less on every request.

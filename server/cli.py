@@ -1,4 +1,5 @@
-"""The `kcsim` command: `kcsim serve` runs the broker, `kcsim health` asks it if it serves.
+"""The `kcsim` command: `kcsim serve` runs the broker, `kcsim health` asks it if it serves;
+`kcsim consumer-groups` and `kcsim control` are client tools (kcsim.tools).
 
 Other parts of kcsim add subcommands through the ``kcsim.commands`` entry point
 (a function taking the subparsers), so the server imports none of them: the
@@ -71,9 +72,10 @@ def parser() -> argparse.ArgumentParser:
     sub = top.add_subparsers(dest="command", required=True)
     _serve_parser(sub)
     _health_parser(sub)
-    from kcsim.tools import consumer_groups
+    from kcsim.tools import consumer_groups, control
 
     consumer_groups.register(sub)
+    control.register(sub)
     for command in entry_points(group="kcsim.commands"):
         command.load()(sub)
     return top

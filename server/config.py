@@ -201,6 +201,12 @@ class Config(msgspec.Struct, kw_only=True):
     request_log_size: Annotated[Int32, Meta(
         description="requests the request log keeps, newest last, for tests to query "
                     "(0: none)")] = 4096
+    control_port: Annotated[Port | None, Meta(
+        description="serve the HTTP control API for tests on this port (0 picks a free "
+                    "port; default: off). It changes the broker's behaviour: tests only "
+                    "(docs/control-http.md)")] = None
+    control_host: Annotated[NonEmpty, Meta(
+        description="interface the HTTP control API listens on")] = "127.0.0.1"
 
     @property
     def listener_plans(self) -> tuple[listeners_mod.ListenerPlan, ...]:

@@ -8,7 +8,9 @@ where the API carries one, add latency, hold the request until the test releases
 it, close the connection before or after answering, or never answer.
 
 Rules are indexed by API key: a request whose API no rule names costs one dict
-lookup, and none at all while no rule is installed. `FaultRule` is the plain-data
+lookup, and none at all while no rule is installed. Within an API they are
+bucketed by the group or client id they name, so rules for other groups or
+clients cost a lookup, not a test each. `FaultRule` is the plain-data
 form (a msgspec struct: dicts and JSON convert to and from it); bad input is
 refused with ValueError naming the field.
 """
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 import trio
 
-from .fields import groups_of, topics_of
+from .fields import GROUP_READERS, group_reader, topics_of
 from .names import ApiNames, error_code, error_name
 
 if TYPE_CHECKING:
@@ -96,8 +98,8 @@ def rule_from(rule: FaultRule | Mapping[str, Any] | None, fields: Mapping[str, A
 class Fault:
     """An installed rule, compiled: what the dispatch point checks and counts."""
 
-    __slots__ = ("after", "client_id", "close", "error", "fired", "group", "hold", "holding",
-                 "id", "keys", "latency_s", "matched", "no_answer", "partition", "probability",
+    __slots__ = ("after", "by_topic", "client_id", "close", "error", "fired", "group", "hold",
+                 "holding", "id", "keys", "latency_s", "matched", "no_answer", "partition", "probability",
                  "rng", "rule", "times", "topic", "version", "waits")
 
     def __init__(self, rule_id: int, rule: FaultRule, names: ApiNames,
@@ -159,22 +161,15 @@ class Fault:
         self.fired = 0
         self.holding: list[trio.Event] = []  # requests held now
         self.waits = self.latency_s > 0 or self.hold or self.no_answer
+        self.by_topic = self.topic is not None or self.partition is not None
 
-    def matches(self, version: int, client_id: str, request: Any,
-                name_of: Callable[[uuid.UUID], str | None]) -> bool:
-        if self.version is not None and version != self.version:
-            return False
-        if self.client_id is not None and client_id != self.client_id:
-            return False
-        if self.group is not None and self.group not in groups_of(request):
-            return False
-        if self.topic is not None or self.partition is not None:
-            for topic, partition in topics_of(request, name_of):
-                if ((self.topic is None or topic == self.topic)
-                        and (self.partition is None or partition == self.partition)):
-                    return True
-            return False
-        return True
+    def topics_match(self, request: Any, name_of: Callable[[uuid.UUID], str | None]) -> bool:
+        """Whether the request names the rule's topic and partition (those given)."""
+        for topic, partition in topics_of(request, name_of):
+            if ((self.topic is None or topic == self.topic)
+                    and (self.partition is None or partition == self.partition)):
+                return True
+        return False
 
     def triggered(self) -> bool:
         """Count a matching request; True when the rule fires on it."""
@@ -191,6 +186,82 @@ class Fault:
         return self.times is not None and self.fired >= self.times
 
 
+def _rule_id(fault: Fault) -> int:
+    return fault.id
+
+
+class ApiRules:
+    """The active rules of one API, bucketed so that a request costs a lookup per bucket
+    rather than a test per rule: rules naming a group by that group, rules naming a client
+    id (and no group) by that client id, the others in one list."""
+
+    __slots__ = ("by_client", "by_group", "fired", "others")
+
+    def __init__(self, fired: Callable[[Fault], None]) -> None:
+        self.fired = fired  # told of a rule that fired (the request's answer is its to make)
+        self.by_group: dict[str, list[Fault]] = {}
+        self.by_client: dict[str, list[Fault]] = {}
+        self.others: list[Fault] = []
+
+    def _table(self, fault: Fault) -> tuple[dict[str, list[Fault]] | None, str]:
+        """Where a rule goes: (table, key), or (None, "") for the list of the others."""
+        if fault.group is not None:
+            return self.by_group, fault.group
+        if fault.client_id is not None:
+            return self.by_client, fault.client_id
+        return None, ""
+
+    def add(self, fault: Fault) -> None:
+        table, key = self._table(fault)
+        (self.others if table is None else table.setdefault(key, [])).append(fault)
+
+    def remove(self, fault: Fault) -> None:
+        table, key = self._table(fault)
+        bucket = self.others if table is None else table.get(key, [])
+        if fault in bucket:
+            bucket.remove(fault)
+            if table is not None and not bucket:
+                del table[key]
+
+    def __contains__(self, fault: Fault) -> bool:
+        table, key = self._table(fault)
+        return fault in (self.others if table is None else table.get(key, ()))
+
+    def __bool__(self) -> bool:
+        return bool(self.others or self.by_group or self.by_client)
+
+    def pick(self, version: int, client_id: str, request: Any,
+             name_of: Callable[[uuid.UUID], str | None]) -> Fault | None:
+        """The first rule, in the order installed, that fires on this request (its counts
+        updated), if any. Only the rules of the request's groups and client id, and those
+        naming neither, are tried: one call per request when none of them is installed."""
+        found = self.others
+        merged = False
+        if self.by_client:
+            more = self.by_client.get(client_id)
+            if more:
+                found, merged = found + more, bool(found)
+        if self.by_group:
+            read = GROUP_READERS.get(type(request)) or group_reader(type(request))
+            for group in read(request):
+                more = self.by_group.get(group)
+                if more:
+                    found, merged = found + more, merged or bool(found)
+        if not found:
+            return None
+        for fault in sorted(found, key=_rule_id) if merged else found:
+            if fault.version is not None and fault.version != version:
+                continue
+            if fault.client_id is not None and fault.client_id != client_id:
+                continue
+            if fault.by_topic and not fault.topics_match(request, name_of):
+                continue
+            if fault.triggered():
+                self.fired(fault)
+                return fault
+        return None
+
+
 class Faults:
     """The rules installed on one broker (used on the broker's trio thread)."""
 
@@ -203,23 +274,17 @@ class Faults:
         self._group_apis = group_apis
         self._find_coordinator = find_coordinator
         self._on_change = on_change
-        self.index: dict[int, list[Fault]] = {}  # API key -> active rules, read per request
+        self.index: dict[int, ApiRules] = {}  # API key -> active rules, read per request
         self._rules: dict[int, Fault] = {}
         self._next_id = 1
         self._coordinator: dict[str, int] = {}  # group -> the rule making its coordinator fail
 
     # -- the dispatch point -----------------------------------------------------
 
-    def pick(self, rules: list[Fault], version: int, client_id: str, request: Any,
-             name_of: Callable[[uuid.UUID], str | None]) -> Fault | None:
-        """The first rule that fires on this request, if any (its counts updated)."""
-        for fault in rules:
-            if fault.matches(version, client_id, request, name_of) and fault.triggered():
-                if fault.spent:
-                    self._unindex(fault)
-                self._on_change()
-                return fault
-        return None
+    def _fired(self, fault: Fault) -> None:
+        if fault.spent:
+            self._unindex(fault)
+        self._on_change()
 
     async def hold(self, fault: Fault) -> None:
         """Park a request until the test releases it (or removes the rule)."""
@@ -242,7 +307,10 @@ class Faults:
         self._rules[fault.id] = fault
         if spec.node_id is None or spec.node_id == self._node_id:
             for key in fault.keys:
-                self.index.setdefault(key, []).append(fault)
+                rules = self.index.get(key)
+                if rules is None:
+                    rules = self.index[key] = ApiRules(self._fired)
+                rules.add(fault)
         self._on_change()
         return fault.id
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .views import group_view, paused_view
 from .waits import (
     DEFAULT_TIMEOUT_S,
     committed_condition,
@@ -147,6 +148,21 @@ class Controls:
         """The group's committed offsets by (topic, partition)."""
         check, _ = committed_condition(group, {})
         return self._call(lambda: check(self._server())[1])  # type: ignore[no-any-return]
+
+    def groups(self) -> list[GroupView]:
+        """Every group the coordinator holds now, classic and KIP-848, by group id."""
+        def views() -> list[GroupView]:
+            broker = self._server().broker
+            found = (group_view(broker.groups, broker.topics.topic_name, g)
+                     for g in sorted(broker.groups.groups() if broker.groups else ()))
+            return [v for v in found if v is not None]
+        return self._call(views)  # type: ignore[no-any-return]
+
+    def paused(self, group: str) -> dict[str, list[int]]:
+        """The group's paused partitions (KIP-1249) by topic."""
+        if not isinstance(group, str):
+            raise ValueError(f"group: expected a group id, got {group!r}")
+        return self._call(lambda: paused_view(self._server().broker.groups, group))  # type: ignore[no-any-return]
 
 
 def _filters(api: Any, group: str | None, client_id: str | None, version: int | None,

@@ -75,3 +75,10 @@ def committed_view(groups: GroupCoordinator | None, group: str) -> dict[tuple[st
     if groups is None:
         return {}
     return {tp: value.offset for tp, value in groups.committed_offsets(group).items()}
+
+
+def paused_view(groups: GroupCoordinator | None, group: str) -> dict[str, list[int]]:
+    """The group's paused partitions (KIP-1249) by topic name, each list sorted."""
+    if groups is None:
+        return {}
+    return {topic: sorted(ps) for topic, ps in sorted(groups.paused_partitions(group).items())}

@@ -58,6 +58,8 @@ def test_config_file_from_environment(tmp_path):
         ({"KCSIM_CONSUMER_GROUP_ASSIGNORS": "uniform,sticky"},
          "KCSIM_CONSUMER_GROUP_ASSIGNORS=uniform,sticky: expected distinct assignor names"),
         ({"KCSIM_CONSUMER_GROUP_ASSIGNORS": "range,range"}, "KCSIM_CONSUMER_GROUP_ASSIGNORS"),
+        ({"KCSIM_CONTROL_PORT": "http"}, "KCSIM_CONTROL_PORT=http: expected an integer from 0 to 65535"),
+        ({"KCSIM_CONTROL_HOST": ""}, "KCSIM_CONTROL_HOST=: expected a non-empty string"),
     ],
 )
 def test_bad_environment_values_are_named_with_what_is_expected(env, message):
@@ -248,6 +250,7 @@ def _serve(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
         ('in_memory = "false"\n',
          'in_memory = "false": expected true or false, not a quoted string'),
         ("[kcsim]\nprot = 9093\n", "unknown setting 'prot' (did you mean 'port'?)"),
+        ("control_port = 70000\n", "control_port = 70000: expected an integer from 0 to 65535"),
     ],
 )
 def test_serve_refuses_a_bad_toml_value(tmp_path, toml, message):
@@ -258,12 +261,13 @@ def test_serve_refuses_a_bad_toml_value(tmp_path, toml, message):
     assert proc.stderr.strip() == f"kcsim: {path}: {message}"
 
 
-@pytest.mark.parametrize("value", ["abc", "70000"])
-def test_serve_refuses_a_bad_environment_value(value):
-    proc = _serve(env={"KCSIM_PORT": value})
+@pytest.mark.parametrize(("name", "value"), [("KCSIM_PORT", "abc"), ("KCSIM_PORT", "70000"),
+                                           ("KCSIM_CONTROL_PORT", "9644x")])
+def test_serve_refuses_a_bad_environment_value(name, value):
+    proc = _serve(env={name: value})
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip() == (
-        f"kcsim: KCSIM_PORT={value}: expected an integer from 0 to 65535")
+        f"kcsim: {name}={value}: expected an integer from 0 to 65535")
 
 
 @pytest.mark.parametrize(
@@ -272,6 +276,7 @@ def test_serve_refuses_a_bad_environment_value(value):
         (["--port", "70000"], "--port 70000: expected an integer from 0 to 65535"),
         (["--fsync-interval-ms", "0"], "--fsync-interval-ms 0: expected an integer >= 1"),
         (["--fsync", "maybe"], "--fsync maybe: expected one of always, interval, never"),
+        (["--control-port", "-1"], "--control-port -1: expected an integer from 0 to 65535"),
     ],
 )
 def test_serve_refuses_a_bad_flag_value(args, message):

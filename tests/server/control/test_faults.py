@@ -88,6 +88,24 @@ async def test_rules_match_only_their_group_topic_partition_client_and_version(
     assert [s.active for s in faults.list()] == [True, True, True, True, True, False]
 
 
+async def test_the_first_rule_installed_fires_whatever_it_names(
+        kcsim_trio: Any, topic: str) -> None:
+    """Rules naming a group, a client id, both or neither fire in the order installed."""
+    faults = kcsim_trio.faults
+    by_group = faults.add(api="OffsetCommit", group="g1", error="NOT_COORDINATOR")
+    by_both = faults.add(api="OffsetCommit", group="g1", client_id="other", error="NOT_COORDINATOR")
+    by_client = faults.add(api="OffsetCommit", client_id="kcsim-tests", error="NOT_COORDINATOR")
+    plain = faults.add(api="OffsetCommit", error="NOT_COORDINATOR")
+    again = faults.add(api="OffsetCommit", group="g1", error="NOT_COORDINATOR")
+    member = await committer(kcsim_trio, "g1", topic)
+    for _ in range(5):
+        await member.commit({0: 1})
+    fired = [r.fault for r in kcsim_trio.requests("OffsetCommit")]
+    assert fired == [by_group, by_client, plain, again, None]
+    assert faults.get(by_both).matched == 0
+    assert [s.id for s in faults.list() if s.active] == [by_both]
+
+
 async def test_latency_delays_the_answer(autojump_clock: Any, kcsim_trio: Any, topic: str) -> None:
     member = await committer(kcsim_trio, "g1", topic)
     kcsim_trio.faults.add(api="OffsetCommit", latency_ms=250)

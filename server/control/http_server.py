@@ -1,0 +1,40 @@
+"""The HTTP control API served by hypercorn inside the broker's own trio run.
+
+Being in the same run, its routes call the broker's controls directly and its
+waits are trio waits woken by the broker's change notices. Imported only when
+`control_port` is set: a broker without it loads no HTTP server.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import trio
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.trio import serve
+
+from .handles import TrioControls
+from .http_routes import control_app
+
+if TYPE_CHECKING:
+    from ..shell import Server
+
+log = logging.getLogger("kcsim.control")
+
+
+def _bind(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+async def serve_control(server: Server, host: str, port: int, *,
+                        task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+    """Serve the control API of `server` on host:port until cancelled; reports the URLs it
+    listens on (http://host:port, with the port bound when 0 was asked) through task_status."""
+    config = HypercornConfig()
+    config.bind = [_bind(host, port)]
+    config.accesslog = None
+    config.errorlog = log
+    config.graceful_timeout = 0.5
+    app = control_app(TrioControls(lambda: server))
+    await serve(app, config, task_status=task_status)  # type: ignore[arg-type]
