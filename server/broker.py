@@ -135,9 +135,9 @@ class Broker:
         self.faults = Faults(names, self._served_versions, config.node_id, group_apis,
                              10 if 10 in self.routes else None, self.changes.notify)
         self.fault_index = self.faults.index  # API key -> rules; empty while none is installed
-        self.request_log = RequestLog(config.request_log_size, names, self.topics.topic_name)
+        self.request_log = RequestLog(config.kept_requests, names, self.topics.topic_name)
         # Without a log (size 0) nothing is copied or read for it on any request.
-        self.keeps_log = config.request_log_size > 0
+        self.keeps_log = config.kept_requests > 0
         self._log = self.request_log.append
         self._seq = self.request_log.next_seq
 

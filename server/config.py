@@ -48,6 +48,9 @@ _GROUP = GroupConfig()
 Port = Annotated[int, Meta(ge=0, le=65535)]
 ClientPort = Annotated[int, Meta(ge=1, le=65535)]
 Int32 = Annotated[int, Meta(ge=0, le=INT32_MAX)]
+# Requests the request log keeps where a test can read them (in-process brokers, or
+# `kcsim serve --control-port`); a plain `kcsim serve` keeps none and spends nothing on it.
+DEFAULT_REQUEST_LOG_SIZE = 4096
 Positive32 = Annotated[int, Meta(ge=1, le=INT32_MAX)]
 Millis = Annotated[int, Meta(ge=0)]
 PositiveMillis = Annotated[int, Meta(ge=1)]
@@ -198,15 +201,30 @@ class Config(msgspec.Struct, kw_only=True):
         extra=_checked("three distinct API keys 0..32767, comma-separated", _valid_api_keys),
     )] = ",".join(map(str, DECLARED_EXTENSION_KEYS))
     log_level: Annotated[LogLevel, Meta(description="how much the server logs")] = "INFO"
-    request_log_size: Annotated[Int32, Meta(
+    request_log_size: Annotated[Int32 | None, Meta(
         description="requests the request log keeps, newest last, for tests to query "
-                    "(0: none)")] = 4096
+                    f"(0: none; default: {DEFAULT_REQUEST_LOG_SIZE} where a test can read "
+                    "them, in-process or with --control-port, else none)")] = None
     control_port: Annotated[Port | None, Meta(
         description="serve the HTTP control API for tests on this port (0 picks a free "
                     "port; default: off). It changes the broker's behaviour: tests only "
                     "(docs/control-http.md)")] = None
     control_host: Annotated[NonEmpty, Meta(
         description="interface the HTTP control API listens on")] = "127.0.0.1"
+
+    def in_process(self) -> Config:
+        """These settings for a broker in a test's own process, where its request log can
+        be read: it keeps DEFAULT_REQUEST_LOG_SIZE requests unless told otherwise."""
+        if self.request_log_size is not None:
+            return self
+        return msgspec.structs.replace(self, request_log_size=DEFAULT_REQUEST_LOG_SIZE)
+
+    @property
+    def kept_requests(self) -> int:
+        """The request log's size: kept only where a test can read it, unless set."""
+        if self.request_log_size is not None:
+            return self.request_log_size
+        return DEFAULT_REQUEST_LOG_SIZE if self.control_port is not None else 0
 
     @property
     def listener_plans(self) -> tuple[listeners_mod.ListenerPlan, ...]:

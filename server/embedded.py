@@ -33,6 +33,7 @@ class EmbeddedServer(BlockingControls):
                 settings.setdefault("port", 0)
             settings.setdefault("in_memory", True)
             config = config_mod.load(env={}, **settings)
+        config = config.in_process()
         self.config = config
         self.server: Server | None = None
         self.port: int | None = None

@@ -47,6 +47,7 @@ async def open_trio_kcsim(config: config_mod.Config | None = None,
             settings.setdefault("port", 0)
         settings.setdefault("in_memory", True)
         config = config_mod.load(env={}, **settings)
+    config = config.in_process()
     server = build(config)
     async with trio.open_nursery() as nursery:
         await nursery.start(server.serve)

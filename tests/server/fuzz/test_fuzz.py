@@ -43,7 +43,7 @@ def test_mutated_frames_never_stop_the_broker(
           f" KCSIM_FUZZ_FRAMES={frames})", flush=True)
     # Durable writes are flushed on an interval: the good client's waits measure the
     # broker, not this machine's fsync.
-    server = kcsim_factory(fsync="interval", request_log_size=0)
+    server = kcsim_factory(fsync="interval")
     result = FuzzRun(server, frames, seed, tmp_path).run()
     print(result.summary(), flush=True)
     assert not result.failures, (
