@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, NamedTuple
 from crc32c import crc32c
 
 from .errors import ErrorCode
-from .primitives import DecodeError, read_varint
+from .primitives import DecodeError, read_varint, varint_bytes
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Sequence
 
 # baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes,
 # lastOffsetDelta, baseTimestamp, maxTimestamp, producerId, producerEpoch,
@@ -301,3 +301,36 @@ def _check_records(batch: bytes, end: int, count: int) -> None:
         raise _invalid("Incorrect declared batch size, premature EOF reached") from None
     if pos != end:
         raise _invalid("Incorrect declared batch size, records still remaining in file")
+
+
+def encode_batch(base_offset: int, records: Sequence[tuple[bytes | None, bytes | None, int]]
+                 ) -> tuple[bytes, BatchInfo]:
+    """One uncompressed v2 batch of (key, value, timestamp) records, offsets from
+    `base_offset`, and its BatchInfo: what the broker writes itself (an internal topic)."""
+    base_ts = min(ts for _, _, ts in records)
+    max_ts = max(ts for _, _, ts in records)
+    body = bytearray()
+    for delta, (key, value, ts) in enumerate(records):
+        rec = bytearray(b"\x00")  # record attributes
+        rec += varint_bytes(ts - base_ts)
+        rec += varint_bytes(delta)
+        for part in (key, value):
+            if part is None:
+                rec += varint_bytes(-1)
+            else:
+                rec += varint_bytes(len(part))
+                rec += part
+        rec += b"\x00"  # no headers
+        body += varint_bytes(len(rec))
+        body += rec
+    last_delta = len(records) - 1
+    # From the attributes on: attributes, lastOffsetDelta, baseTimestamp, maxTimestamp,
+    # producerId, producerEpoch, baseSequence, recordCount, records.
+    covered = _CRC_COVERED.pack(0, last_delta, base_ts, max_ts, -1, -1, -1, len(records)) + body
+    head = _LEADING.pack(base_offset, len(covered) + 9, 0, 2, crc32c(covered))
+    batch = head + covered
+    return batch, BatchInfo(0, len(batch), last_delta, base_ts, max_ts, len(records), 0)
+
+
+_CRC_COVERED = struct.Struct(">hiqqqhii")
+_LEADING = struct.Struct(">qiibI")

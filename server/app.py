@@ -17,10 +17,15 @@ from .config import SETTINGS, validate
 from .control.clock import Clock
 from .durability import open_durability, remove_orphan_partitions, replay
 from .limits import log_connection_room, raise_open_file_limit
+from .offsets_topic import OffsetsTopic, StateCollector, ensure_topic, take_clean_mark
 from .shell import Server
 from .topics import TopicRegistry
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kcsim.storage import Record
+
     from .config import Config
 
 log = logging.getLogger("kcsim")
@@ -49,19 +54,42 @@ def build(config: Config, clock: Clock | None = None) -> Server:
     if config.in_memory:
         topics = TopicRegistry()
         broker = Broker(config, topics, GroupCoordinator(group_config(config), topics), clock)
+        topic = ensure_topic(topics, config.offsets_topic_num_partitions, lambda records: None)
+        broker.offsets_topic = OffsetsTopic(topic, clock.now_ms, broker.data_arrived.unpark_all)
         return Server(config, broker)
     # The writer stamps records with the server's clock (wall-clock time until it serves).
     durability = open_durability(config, clock.now_ms)
     topics = TopicRegistry(durability.open_partition)
     try:
         broker = Broker(config, topics, GroupCoordinator(group_config(config), topics), clock)
-        replay(durability, broker.apply)
+        # A clean stop left the log's end: then __consumer_offsets already shows every record.
+        in_step = take_clean_mark(config.data_dir) == durability.log.end_position
+        collector = None if in_step else StateCollector()
+        replay(durability, broker.apply if collector is None else _both(broker.apply, collector))
         remove_orphan_partitions(durability, set(topics.by_id))
+        topic = ensure_topic(topics, config.offsets_topic_num_partitions,
+                             durability.writer.commit_now)
+        view = OffsetsTopic(topic, clock.now_ms, broker.data_arrived.unpark_all)
+        if collector is not None:
+            added = view.resync(collector.state)
+            if added:
+                log.info("%s: appended %d records to match the replayed state",
+                         topic.name, added)
+        broker.offsets_topic = view
+        durability.writer.on_durable = view.append
     except BaseException:
         topics.close()
         durability.close()
         raise
     return Server(config, broker, durability)
+
+
+def _both(first: Callable[[Record], None],
+          second: Callable[[Record], None]) -> Callable[[Record], None]:
+    def apply(record: Record) -> None:
+        first(record)
+        second(record)
+    return apply
 
 
 def ready_line(config: Config, server: Server) -> str:

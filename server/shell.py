@@ -37,6 +37,7 @@ from kcsim.storage import StorageError
 from .broker import Broker, ProtocolViolation
 from .context import Peer, Reply
 from .handlers.groups import log_failures
+from .offsets_topic import leave_clean_mark
 from .socket_io import DirectSocket
 
 if TYPE_CHECKING:
@@ -97,6 +98,9 @@ class Server:
         fsync policy defines it (nothing to wait for), False when `_durable` must wait."""
         writer = self._writer
         if writer is None:
+            view = self.broker.offsets_topic
+            if view is not None and records:
+                view.append(records)
             return True
         try:
             return writer.commit_nowait(records)
@@ -174,10 +178,18 @@ class Server:
     async def _close_storage(self) -> None:
         for listener in self._listeners:
             await listener.aclose()
+        durability = self.durability
+        if durability is not None:
+            await durability.writer.aclose()
+            durability.writer.on_durable = None
         self.broker.topics.close()
-        if self.durability is not None:
-            await self.durability.writer.aclose()
-            self.durability.close()
+        if durability is not None:
+            if durability.writer.failure is None and self.broker.offsets_topic is not None:
+                try:  # __consumer_offsets holds every record up to here: no resync next start
+                    leave_clean_mark(self.config.data_dir, durability.log.end_position)
+                except OSError as exc:
+                    log.warning("could not leave the clean-stop mark: %s", exc)
+            durability.close()
             self.durability = None
 
     # -- timer --------------------------------------------------------------

@@ -367,6 +367,12 @@ class RecordLog:
             return tuple(self._segments)
 
     @property
+    def end_position(self) -> int:
+        """The position after the last record: it only grows, compaction keeps it."""
+        with self._lock:
+            return self._segments[-1].end if self._segments else 0
+
+    @property
     def size_bytes(self) -> int:
         with self._lock:
             return sum(s.size for s in self._segments)
