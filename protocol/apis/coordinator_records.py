@@ -111,14 +111,15 @@ ConsumerGroupTargetAssignmentMemberValue = data(
 
 ConsumerGroupCurrentMemberAssignmentKey = _member_key("ConsumerGroupCurrentMemberAssignmentKey")
 
+_ASSIGNED = _topic_partitions("TopicPartitions")  # one struct for both fields: one class
+
 ConsumerGroupCurrentMemberAssignmentValue = data(
     "ConsumerGroupCurrentMemberAssignmentValue", "0", "0+",
     f("member_epoch", "int32"),
     f("previous_member_epoch", "int32"),
     f("state", "int8"),
-    f("assigned_partitions", array(_topic_partitions("TopicPartitions"))),
-    f("partitions_pending_revocation",
-      array(_topic_partitions("TopicPartitions"))),
+    f("assigned_partitions", array(_ASSIGNED)),
+    f("partitions_pending_revocation", array(_ASSIGNED)),
 )
 
 PausedTopicPartitionsKey = _group_key("PausedTopicPartitionsKey")
