@@ -119,7 +119,7 @@ def _ids(cls: Any, stored: list[Any]) -> list[Any]:
             for tp in stored]
 
 
-def _offset_commit(key: Any, value: Any) -> tuple[bytes, bytes | None]:
+def _offset_commit(key: Any, value: Any, version: int) -> tuple[bytes, bytes | None]:
     body = _OFFSET.key(_OFFSET.key_cls(group=key.group, topic=key.topic,
                                        partition=key.partition))
     if value is None:
@@ -128,7 +128,7 @@ def _offset_commit(key: Any, value: Any) -> tuple[bytes, bytes | None]:
     return body, _OFFSET.value(_OFFSET.value_cls(
         offset=value.offset, leader_epoch=value.leader_epoch, metadata=value.metadata or "",
         commit_timestamp=value.commit_timestamp, expire_timestamp=expires,
-        topic_id=_ZERO_ID), 1 if expires != -1 else 4)
+        topic_id=_ZERO_ID), 1 if expires != -1 else version)
 
 
 def _group_metadata(key: Any, value: Any) -> tuple[bytes, bytes | None]:
@@ -216,7 +216,6 @@ def _paused(key: Any, value: Any) -> tuple[bytes, bytes | None]:
 
 
 _ENCODERS: dict[type[Any], Callable[[Any, Any], tuple[bytes, bytes | None]]] = {
-    OffsetCommitKey: _offset_commit,
     GroupMetadataKey: _group_metadata,
     ConsumerGroupMetadataKey: _consumer_group_epoch,
     ConsumerGroupMemberKey: _consumer_group_member,
@@ -227,10 +226,23 @@ _ENCODERS: dict[type[Any], Callable[[Any, Any], tuple[bytes, bytes | None]]] = {
 }
 
 
-def kafka_record(record: Record) -> tuple[str, bytes, bytes | None] | None:
+OFFSET_VALUE_VERSIONS = (3, 4)
+"""OffsetCommitValue versions a topic may be written in: 4 is what Kafka 4.x writes; 3 is
+what Kafka 2.1 to 3.x wrote, the newest some lag monitors decode (Burrow 1.2)."""
+
+
+def kafka_record(record: Record, offset_value_version: int = 4
+                 ) -> tuple[str, bytes, bytes | None] | None:
     """(group id, key, value or None for a tombstone) of a coordinator record in Kafka's
-    format; None for a record that is not the coordinator's (the broker's topics)."""
-    encode = _ENCODERS.get(type(record.key))
+    format; None for a record that is not the coordinator's (the broker's topics).
+    An offset commit's value is written in `offset_value_version` (see
+    :data:`OFFSET_VALUE_VERSIONS`), or in version 1 when it carries an explicit expiry,
+    as Kafka does."""
+    key_type = type(record.key)
+    if key_type is OffsetCommitKey:
+        key, value = _offset_commit(record.key, record.value, offset_value_version)
+        return record.key.group, key, value
+    encode = _ENCODERS.get(key_type)
     if encode is None:
         return None
     key, value = encode(record.key, record.value)

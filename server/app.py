@@ -55,7 +55,8 @@ def build(config: Config, clock: Clock | None = None) -> Server:
         topics = TopicRegistry()
         broker = Broker(config, topics, GroupCoordinator(group_config(config), topics), clock)
         topic = ensure_topic(topics, config.offsets_topic_num_partitions, lambda records: None)
-        broker.offsets_topic = OffsetsTopic(topic, clock.now_ms, broker.data_arrived.unpark_all)
+        broker.offsets_topic = OffsetsTopic(topic, clock.now_ms, broker.data_arrived.unpark_all,
+                                            config.offsets_topic_value_version)
         return Server(config, broker)
     # The writer stamps records with the server's clock (wall-clock time until it serves).
     durability = open_durability(config, clock.now_ms)
@@ -64,12 +65,13 @@ def build(config: Config, clock: Clock | None = None) -> Server:
         broker = Broker(config, topics, GroupCoordinator(group_config(config), topics), clock)
         # A clean stop left the log's end: then __consumer_offsets already shows every record.
         in_step = take_clean_mark(config.data_dir) == durability.log.end_position
-        collector = None if in_step else StateCollector()
+        collector = None if in_step else StateCollector(config.offsets_topic_value_version)
         replay(durability, broker.apply if collector is None else _both(broker.apply, collector))
         remove_orphan_partitions(durability, set(topics.by_id))
         topic = ensure_topic(topics, config.offsets_topic_num_partitions,
                              durability.writer.commit_now)
-        view = OffsetsTopic(topic, clock.now_ms, broker.data_arrived.unpark_all)
+        view = OffsetsTopic(topic, clock.now_ms, broker.data_arrived.unpark_all,
+                            config.offsets_topic_value_version)
         if collector is not None:
             added = view.resync(collector.state)
             if added:

@@ -143,6 +143,10 @@ class Config(msgspec.Struct, kw_only=True):
     offsets_topic_num_partitions: Annotated[Positive32, Meta(
         description="offsets.topic.num.partitions: partitions of __consumer_offsets, fixed "
                     "once the topic exists (as in Kafka)")] = DEFAULT_OFFSETS_PARTITIONS
+    offsets_topic_value_version: Annotated[int, Meta(
+        ge=3, le=4,
+        description="OffsetCommitValue version written to __consumer_offsets: 4 as Kafka 4.x "
+                    "writes it, 3 as Kafka 2.1-3.x did (what Burrow 1.2 decodes)")] = 4
     initial_rebalance_delay_ms: Annotated[Int32, Meta(
         description="group.initial.rebalance.delay.ms (Kafka's default is 3000)",
     )] = _GROUP.initial_rebalance_delay_ms

@@ -72,8 +72,9 @@ class OffsetsTopic:
     """Appends the coordinator's durable records to `__consumer_offsets`."""
 
     def __init__(self, topic: Topic, now_ms: Callable[[], int],
-                 data_arrived: Callable[[], object]) -> None:
+                 data_arrived: Callable[[], object], offset_value_version: int = 4) -> None:
         self.topic = topic
+        self.offset_value_version = offset_value_version
         self.partitions = len(topic.partitions)
         self._now_ms = now_ms
         self._data_arrived = data_arrived
@@ -84,8 +85,9 @@ class OffsetsTopic:
         """Append durable records: one batch per partition they fall in, then wake fetches."""
         by_partition: dict[int, list[tuple[bytes | None, bytes | None, int]]] = {}
         now = None
+        version = self.offset_value_version
         for record in records:
-            kafka = kafka_record(record)
+            kafka = kafka_record(record, version)
             if kafka is None:
                 continue
             group, key, value = kafka
@@ -150,11 +152,12 @@ def _no_compression(codec: int, data: bytes) -> bytes:
 class StateCollector:
     """The newest Kafka-format value of every coordinator key, folded from replayed records."""
 
-    def __init__(self) -> None:
+    def __init__(self, offset_value_version: int = 4) -> None:
         self.state: dict[bytes, tuple[str, bytes | None, int | None]] = {}
+        self.offset_value_version = offset_value_version
 
     def __call__(self, record: Record) -> None:
-        kafka = kafka_record(record)
+        kafka = kafka_record(record, self.offset_value_version)
         if kafka is not None:
             group, key, value = kafka
             self.state[key] = (group, value, record_timestamp(record))

@@ -83,3 +83,11 @@ def test_a_consumer_group_epoch_carries_its_metadata_hash_as_a_tagged_field() ->
     _, key, value = kafka_record(record)  # type: ignore[misc]
     assert key == b"\x00\x03\x00\x01g"
     assert value == b"\x00\x00" + (3).to_bytes(4, "big") + b"\x01\x00\x08" + (9).to_bytes(8, "big")
+
+
+def test_an_offset_commit_can_be_written_as_kafka_3_wrote_it() -> None:
+    """Value v3 (Kafka 2.1 to 3.x): not flexible, so a classic string and no tags."""
+    record = Record(OffsetCommitKey("g", "t", 3), OffsetCommitValue(9, 2, "m", 1000))
+    _, _, value = kafka_record(record, offset_value_version=3)  # type: ignore[misc]
+    assert value == (b"\x00\x03" + (9).to_bytes(8, "big") + (2).to_bytes(4, "big")
+                     + b"\x00\x01m" + (1000).to_bytes(8, "big"))
