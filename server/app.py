@@ -17,15 +17,11 @@ from .config import SETTINGS, validate
 from .control.clock import Clock
 from .durability import open_durability, remove_orphan_partitions, replay
 from .limits import log_connection_room, raise_open_file_limit
-from .offsets_topic import OffsetsTopic, StateCollector, ensure_topic, take_clean_mark
+from .offsets_topic import Checkpointer, OffsetsTopic, bring_up_to_date, ensure_topic
 from .shell import Server
 from .topics import TopicRegistry
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from kcsim.storage import Record
-
     from .config import Config
 
 log = logging.getLogger("kcsim")
@@ -63,35 +59,25 @@ def build(config: Config, clock: Clock | None = None) -> Server:
     topics = TopicRegistry(durability.open_partition)
     try:
         broker = Broker(config, topics, GroupCoordinator(group_config(config), topics), clock)
-        # A clean stop left the log's end: then __consumer_offsets already shows every record.
-        in_step = take_clean_mark(config.data_dir) == durability.log.end_position
-        collector = None if in_step else StateCollector(config.offsets_topic_value_version)
-        replay(durability, broker.apply if collector is None else _both(broker.apply, collector))
+        replay(durability, broker.apply)
         remove_orphan_partitions(durability, set(topics.by_id))
         topic = ensure_topic(topics, config.offsets_topic_num_partitions,
                              durability.writer.commit_now)
         view = OffsetsTopic(topic, clock.now_ms, broker.data_arrived.unpark_all,
                             config.offsets_topic_value_version)
-        if collector is not None:
-            added = view.resync(collector.state)
-            if added:
-                log.info("%s: appended %d records to match the replayed state",
-                         topic.name, added)
+        how, added = bring_up_to_date(view, durability.log, config.data_dir)
+        if added:
+            log.info("%s: %d records appended (%s)", topic.name, added, how)
+        checkpointer = Checkpointer(config.data_dir, durability.log, view)
+        checkpointer.write(sync=False)
         broker.offsets_topic = view
-        durability.writer.on_durable = view.append
+        durability.writer.on_durable = checkpointer.durable
+        durability.checkpointer = checkpointer
     except BaseException:
         topics.close()
         durability.close()
         raise
     return Server(config, broker, durability)
-
-
-def _both(first: Callable[[Record], None],
-          second: Callable[[Record], None]) -> Callable[[Record], None]:
-    def apply(record: Record) -> None:
-        first(record)
-        second(record)
-    return apply
 
 
 def ready_line(config: Config, server: Server) -> str:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from kcsim.storage import DataDirLock, GroupCommitWriter, PartitionLog, RecordLog
 
+from .offsets_topic import Checkpointer
 from .record_types import RECORD_TYPES
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ class Durability:
     partitions_dir: Path
     replayed: int = 0
     replay_seconds: float = 0.0
+    checkpointer: Checkpointer | None = None  # __consumer_offsets's, set by app.build
 
     def open_partition(self, topic_id: uuid.UUID, index: int) -> PartitionLog | UnwrittenPartition:
         """The partition's log if it has one on disk, else a stand-in that creates it on

@@ -10,12 +10,22 @@ coordinator makes durable is appended to it, in Kafka's format
 (`kcsim.coordinator.kafka_format`), once the writer has made it durable and
 in the writer's order, so a reader never sees a change kcsim could still lose.
 
-Consistency over restarts: a clean stop leaves a mark with the record log's
-end; a start that finds the mark matching its log knows the topic holds every
-durable record. Any other start (a crash between the two appends, a lost mark)
-compares the topic's newest value of each key with the replayed state and
-appends what differs, tombstones included, so readers see the durable state
-again with offsets only ever growing.
+Consistency over restarts: every second or so while records arrive, and at a
+clean stop, the topic leaves a checkpoint beside the record log: a point in
+the record log (its active segment and record count there) and each
+partition's end offset, taken when the topic held every record up to that
+point. A start reads the records the log holds after the checkpoint, skips
+those the topic already shows past the checkpoint's end offsets and appends
+the rest, so a crash costs a read of the log's last moments, not of all of it.
+Where the checkpoint no longer leads anywhere (no checkpoint: a data directory
+from before the topic existed; the segment it names was compacted since), the
+start compares the topic's newest value of each key with the whole replayed
+log and appends what differs, tombstones included. Either way readers see the
+durable state again, and offsets only ever grow. The checkpoint is written
+without fsync except at a clean stop: after a machine crash the topic may have
+lost the records of its last moments that the checkpoint claims (records the
+record log kept, as the fsync policy promises, stay readable through Kafka's
+APIs; the topic is a view for monitors).
 """
 
 from __future__ import annotations
@@ -23,8 +33,12 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import time
 import uuid
 from typing import TYPE_CHECKING, Any
+
+import msgspec
+from msgspec import Struct
 
 from kcsim.coordinator.kafka_format import (
     OFFSETS_TOPIC,
@@ -32,14 +46,14 @@ from kcsim.coordinator.kafka_format import (
     partition_for,
     record_timestamp,
 )
-from kcsim.protocol.record_batch import batch_records, encode_batch
+from kcsim.protocol.record_batch import KafkaRecord, batch_records, encode_batch
 
 from .topic_records import TopicKey, TopicValue
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from kcsim.storage import Record
+    from kcsim.storage import Record, RecordLog
 
     from .topics import Topic, TopicRegistry
 
@@ -51,7 +65,8 @@ OFFSETS_TOPIC_CONFIGS: dict[str, str] = {
     "compression.type": "producer",
     "segment.bytes": "104857600",
 }
-CLEAN_MARK = "offsets-topic.clean"
+CHECKPOINT = "offsets-topic.checkpoint"
+CHECKPOINT_EVERY_S = 1.0
 _READ_CHUNK = 16 * 1024 * 1024
 
 
@@ -83,6 +98,41 @@ class OffsetsTopic:
 
     def append(self, records: Sequence[Record]) -> None:
         """Append durable records: one batch per partition they fall in, then wake fetches."""
+        by_partition = self._encode(records)
+        if by_partition:
+            self._write(by_partition)
+
+    def _write(self, by_partition: dict[int, list[tuple[bytes | None, bytes | None, int]]]) -> None:
+        for index, entries in by_partition.items():
+            partition = self.topic.partitions[index]
+            batch, info = encode_batch(partition.log_end_offset, entries)
+            partition.append(batch, info)
+        self._data_arrived()
+
+    def catch_up(self, tail: Sequence[Record], ends: Sequence[int]) -> int | None:
+        """Append the records of `tail` (the record log after a checkpoint whose end offsets
+        were `ends`) that the topic does not show yet; how many, or None when what it shows
+        past `ends` is not the start of `tail` (then only a resync can tell)."""
+        if len(ends) != self.partitions:
+            return None
+        wanted = self._encode(tail)
+        missing: dict[int, list[tuple[bytes | None, bytes | None, int]]] = {}
+        for index, partition in enumerate(self.topic.partitions):
+            if not partition.log_start_offset <= ends[index] <= partition.log_end_offset:
+                return None
+            shown = self._records(partition, ends[index])
+            entries = wanted.get(index, [])
+            if len(shown) > len(entries) or any(
+                    (r.key, r.value) != entries[i][:2] for i, r in enumerate(shown)):
+                return None
+            if len(entries) > len(shown):
+                missing[index] = entries[len(shown):]
+        if missing:
+            self._write(missing)
+        return sum(len(v) for v in missing.values())
+
+    def _encode(self, records: Sequence[Record]
+                ) -> dict[int, list[tuple[bytes | None, bytes | None, int]]]:
         by_partition: dict[int, list[tuple[bytes | None, bytes | None, int]]] = {}
         now = None
         version = self.offset_value_version
@@ -95,15 +145,14 @@ class OffsetsTopic:
             if ts is None:
                 ts = now = self._now_ms() if now is None else now
             by_partition.setdefault(self._partition_of(group), []).append((key, value, ts))
-        if by_partition:
-            self._write(by_partition)
+        return by_partition
 
-    def _write(self, by_partition: dict[int, list[tuple[bytes | None, bytes | None, int]]]) -> None:
-        for index, entries in by_partition.items():
-            partition = self.topic.partitions[index]
-            batch, info = encode_batch(partition.log_end_offset, entries)
-            partition.append(batch, info)
-        self._data_arrived()
+    def sync(self) -> None:
+        for partition in self.topic.partitions:
+            partition.store.sync()
+
+    def ends(self) -> list[int]:
+        return [p.log_end_offset for p in self.topic.partitions]
 
     def resync(self, state: dict[bytes, tuple[str, bytes | None, int | None]]) -> int:
         """Append what the topic lacks of `state` (key -> group, newest value, timestamp):
@@ -128,16 +177,25 @@ class OffsetsTopic:
         """Each key's newest value in the topic as it is (key -> (partition, value))."""
         out: dict[bytes, Any] = {}
         for partition in self.topic.partitions:
-            offset = partition.log_start_offset
-            while offset < partition.log_end_offset:
-                chunks = partition.store.read(offset, _READ_CHUNK)
-                if not chunks:
-                    break
-                for base, batch in chunks:
-                    for rec in batch_records(batch, base, _no_compression):
-                        if rec.key is not None:
-                            out[rec.key] = (partition.index, rec.value)
-                        offset = rec.offset + 1
+            for rec in self._records(partition, partition.log_start_offset):
+                if rec.key is not None:
+                    out[rec.key] = (partition.index, rec.value)
+        return out
+
+    @staticmethod
+    def _records(partition: Any, offset: int) -> list[KafkaRecord]:
+        """The partition's records from `offset` to its end."""
+        out: list[KafkaRecord] = []
+        while offset < partition.log_end_offset:
+            chunks = partition.store.read(offset, _READ_CHUNK)
+            if not chunks:
+                break
+            for base, batch in chunks:
+                for rec in batch_records(batch, base, _no_compression):
+                    if rec.offset >= offset:
+                        out.append(rec)
+                last = base + int.from_bytes(batch[23:27], "big")  # lastOffsetDelta
+                offset = max(offset, last + 1)
         return out
 
 
@@ -180,27 +238,74 @@ def ensure_topic(topics: TopicRegistry, partitions: int,
     return topic
 
 
-def take_clean_mark(data_dir: str) -> int | None:
-    """The record log end a clean stop left, removing the mark (a crash must not find it)."""
-    path = os.path.join(data_dir, CLEAN_MARK)
+
+
+class Checkpoint(Struct, array_like=True):
+    """A point in the record log up to which the topic held every record, and each of its
+    partitions' end offsets then. `end` is the record log's end position, which
+    compaction keeps: a log still ending there has nothing the topic lacks."""
+
+    base: int
+    identity: int
+    count: int
+    end: int
+    ends: list[int]
+
+
+def read_checkpoint(data_dir: str) -> Checkpoint | None:
     try:
-        with open(path) as f:
-            text = f.read().strip()
-        os.unlink(path)
-    except OSError:
-        return None
-    try:
-        return int(text)
-    except ValueError:
+        with open(os.path.join(data_dir, CHECKPOINT), "rb") as f:
+            return msgspec.json.decode(f.read(), type=Checkpoint)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return None
 
 
-def leave_clean_mark(data_dir: str, log_end: int) -> None:
-    """Say the topic holds every record up to the record log's `log_end` (a clean stop)."""
-    path = os.path.join(data_dir, CLEAN_MARK)
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(f"{log_end}\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+class Checkpointer:
+    """Leaves the topic's checkpoint beside the record log, at most every
+    :data:`CHECKPOINT_EVERY_S` while records arrive, and at a clean stop with fsync."""
+
+    def __init__(self, data_dir: str, log: RecordLog, view: OffsetsTopic) -> None:
+        self.path = os.path.join(data_dir, CHECKPOINT)
+        self.log = log
+        self.view = view
+        self._next = 0.0
+
+    def durable(self, records: Sequence[Record]) -> None:
+        """The writer's `on_durable`: append to the topic, checkpoint now and then."""
+        self.view.append(records)
+        now = time.monotonic()
+        if now >= self._next:
+            self._next = now + CHECKPOINT_EVERY_S
+            self.write(sync=False)
+
+    def write(self, *, sync: bool) -> None:
+        """Record that the topic now holds every record of the log (call it only then)."""
+        base, identity, count = self.log.segment_mark()
+        mark = Checkpoint(base, identity, count, self.log.end_position, self.view.ends())
+        tmp = self.path + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(msgspec.json.encode(mark))
+            if sync:
+                self.view.sync()
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+
+
+def bring_up_to_date(view: OffsetsTopic, log: RecordLog, data_dir: str) -> tuple[str, int]:
+    """Make the topic show every record of the replayed log: from its checkpoint when that
+    still leads somewhere, else by comparing with the whole log. (how, records appended)."""
+    mark = read_checkpoint(data_dir)
+    if mark is not None:
+        unchanged = mark.end == log.end_position
+        if unchanged and mark.ends == view.ends():
+            return "checkpoint", 0
+        tail = [] if unchanged else log.records_after((mark.base, mark.identity, mark.count))
+        if tail is not None:
+            added = view.catch_up(tail, mark.ends)
+            if added is not None:
+                return "checkpoint", added
+    collector = StateCollector(view.offset_value_version)
+    for record in log.replay():
+        collector(record)
+    return "resync", view.resync(collector.state)

@@ -37,7 +37,6 @@ from kcsim.storage import StorageError
 from .broker import Broker, ProtocolViolation
 from .context import Peer, Reply
 from .handlers.groups import log_failures
-from .offsets_topic import leave_clean_mark
 from .socket_io import DirectSocket
 
 if TYPE_CHECKING:
@@ -182,13 +181,13 @@ class Server:
         if durability is not None:
             await durability.writer.aclose()
             durability.writer.on_durable = None
+            if durability.writer.failure is None and durability.checkpointer is not None:
+                try:  # __consumer_offsets holds every record: the next start reads nothing
+                    durability.checkpointer.write(sync=True)
+                except (OSError, StorageError) as exc:
+                    log.warning("could not checkpoint __consumer_offsets: %s", exc)
         self.broker.topics.close()
         if durability is not None:
-            if durability.writer.failure is None and self.broker.offsets_topic is not None:
-                try:  # __consumer_offsets holds every record up to here: no resync next start
-                    leave_clean_mark(self.config.data_dir, durability.log.end_position)
-                except OSError as exc:
-                    log.warning("could not leave the clean-stop mark: %s", exc)
             durability.close()
             self.durability = None
 

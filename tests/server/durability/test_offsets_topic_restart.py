@@ -99,10 +99,36 @@ def test_a_topic_that_lost_its_files_is_brought_back_to_the_durable_state(
     server = kcsim_factory()
     commit_round(server, 1)
     latest = commit_round(server, 2)
-    server.stop()
-    for mark in server.data_dir.glob("offsets-topic.clean"):
-        mark.unlink()
+    assert server.stop() == 0
     for partition_dir in (server.data_dir / "partitions").glob("*/*"):
         shutil.rmtree(partition_dir)  # __consumer_offsets and orders alike
     server.start()
     assert committed_offsets(read(server)) == expected(latest)
+
+
+def test_records_the_topic_missed_before_a_crash_are_appended_from_its_checkpoint(
+        kcsim_factory: Callable[..., Any]) -> None:
+    """The record log holds commits the topic never got (a crash between the two writes):
+    the next start appends just those, found from the topic's checkpoint."""
+    from kcsim.coordinator.records import OffsetCommitKey, OffsetCommitValue
+    from kcsim.server.durability import RECORD_TYPES
+    from kcsim.storage import Record, RecordLog
+
+    server = kcsim_factory()
+    commit_round(server, 1)
+    before = read(server)
+    assert server.stop() == 0
+    with RecordLog.open(server.data_dir / "meta", types=RECORD_TYPES) as log:
+        list(log.replay())
+        log.append([Record(OffsetCommitKey("group-0", TOPIC, 0),
+                           OffsetCommitValue(777, -1, "", 1_700_000_000_000))])
+    server.start()
+    after = read(server)
+    p = partition_for("group-0", 50)
+    assert after[p][:len(before[p])] == before[p]
+    assert len(after[p]) == len(before[p]) + 1  # that one record, nothing else
+    assert sum(map(len, after.values())) == sum(map(len, before.values())) + 1
+    assert "(checkpoint)" in server.stderr(all_runs=False)
+    assert committed_offsets(after)[("group-0", 0)] == 777
+    with Wire.to(server) as wire:
+        assert wire.fetch({"group-0": (TOPIC, [0])})[("group-0", 0)] == 777
