@@ -17,11 +17,13 @@ type and can skip it, as Kafka's own loader skips types it does not know.
 
 from __future__ import annotations
 
+import functools
 import struct
 import uuid
 from typing import TYPE_CHECKING, Any
 
 from kcsim.protocol.codecs import data_codec
+from kcsim.protocol.primitives import uvarint_bytes
 
 from .records import (
     ConsumerGroupCurrentMemberAssignmentKey,
@@ -119,7 +121,9 @@ def _ids(cls: Any, stored: list[Any]) -> list[Any]:
             for tp in stored]
 
 
-def _offset_commit(key: Any, value: Any, version: int) -> tuple[bytes, bytes | None]:
+def _offset_commit_declared(key: Any, value: Any, version: int) -> tuple[bytes, bytes | None]:
+    """An offset commit through the declared schemas: the reference the packed form below
+    is tested against, and the way for the rare value version 1."""
     body = _OFFSET.key(_OFFSET.key_cls(group=key.group, topic=key.topic,
                                        partition=key.partition))
     if value is None:
@@ -129,6 +133,37 @@ def _offset_commit(key: Any, value: Any, version: int) -> tuple[bytes, bytes | N
         offset=value.offset, leader_epoch=value.leader_epoch, metadata=value.metadata or "",
         commit_timestamp=value.commit_timestamp, expire_timestamp=expires,
         topic_id=_ZERO_ID), 1 if expires != -1 else version)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _offset_key_prefix(group: str, topic: str) -> bytes:
+    g, t = group.encode(), topic.encode()
+    return b"".join((_SHORT.pack(OFFSET_COMMIT_TYPE), _SHORT.pack(len(g)), g,
+                     _SHORT.pack(len(t)), t))
+
+
+_INT = struct.Struct(">i")
+_V3_HEAD = struct.Struct(">hqih")
+_V4_HEAD = struct.Struct(">hqi")
+_LONG = struct.Struct(">q")
+
+
+def offset_commit(key: Any, value: Any, version: int = 4) -> tuple[bytes, bytes | None]:
+    """An offset commit's key and value, packed directly: it is the record written on
+    every commit (:func:`kafka_record` gives the same, for any record)."""
+    body = _offset_key_prefix(key.group, key.topic) + _INT.pack(key.partition)
+    if value is None:
+        return body, None
+    if value.expire_timestamp != -1:
+        return _offset_commit_declared(key, value, version)
+    metadata = (value.metadata or "").encode()
+    if version == 4:  # flexible: compact string, empty tag section
+        n = len(metadata) + 1
+        size = bytes((n,)) if n < 0x80 else uvarint_bytes(n)
+        return body, b"".join((_V4_HEAD.pack(4, value.offset, value.leader_epoch), size,
+                               metadata, _LONG.pack(value.commit_timestamp), b"\x00"))
+    return body, b"".join((_V3_HEAD.pack(3, value.offset, value.leader_epoch, len(metadata)),
+                           metadata, _LONG.pack(value.commit_timestamp)))
 
 
 def _group_metadata(key: Any, value: Any) -> tuple[bytes, bytes | None]:
@@ -240,7 +275,7 @@ def kafka_record(record: Record, offset_value_version: int = 4
     as Kafka does."""
     key_type = type(record.key)
     if key_type is OffsetCommitKey:
-        key, value = _offset_commit(record.key, record.value, offset_value_version)
+        key, value = offset_commit(record.key, record.value, offset_value_version)
         return record.key.group, key, value
     encode = _ENCODERS.get(key_type)
     if encode is None:

@@ -310,18 +310,20 @@ def encode_batch(base_offset: int, records: Sequence[tuple[bytes | None, bytes |
     base_ts = min(ts for _, _, ts in records)
     max_ts = max(ts for _, _, ts in records)
     body = bytearray()
+    small = _SMALL_VARINTS
     for delta, (key, value, ts) in enumerate(records):
-        rec = bytearray(b"\x00")  # record attributes
-        rec += varint_bytes(ts - base_ts)
-        rec += varint_bytes(delta)
-        for part in (key, value):
-            if part is None:
-                rec += varint_bytes(-1)
-            else:
-                rec += varint_bytes(len(part))
-                rec += part
-        rec += b"\x00"  # no headers
-        body += varint_bytes(len(rec))
+        ts_delta = ts - base_ts
+        rec = b"".join((
+            b"\x00",  # record attributes
+            small[ts_delta] if ts_delta < _SMALL else varint_bytes(ts_delta),
+            small[delta] if delta < _SMALL else varint_bytes(delta),
+            _NULL if key is None else
+            (small[len(key)] if len(key) < _SMALL else varint_bytes(len(key))) + key,
+            _NULL if value is None else
+            (small[len(value)] if len(value) < _SMALL else varint_bytes(len(value))) + value,
+            b"\x00",  # no headers
+        ))
+        body += small[len(rec)] if len(rec) < _SMALL else varint_bytes(len(rec))
         body += rec
     last_delta = len(records) - 1
     # From the attributes on: attributes, lastOffsetDelta, baseTimestamp, maxTimestamp,
@@ -333,4 +335,7 @@ def encode_batch(base_offset: int, records: Sequence[tuple[bytes | None, bytes |
 
 
 _CRC_COVERED = struct.Struct(">hiqqqhii")
+_SMALL = 1 << 13
+_SMALL_VARINTS = [varint_bytes(n) for n in range(_SMALL)]  # lengths and deltas, mostly
+_NULL = varint_bytes(-1)
 _LEADING = struct.Struct(">qiibI")

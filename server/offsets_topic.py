@@ -43,9 +43,11 @@ from msgspec import Struct
 from kcsim.coordinator.kafka_format import (
     OFFSETS_TOPIC,
     kafka_record,
+    offset_commit,
     partition_for,
     record_timestamp,
 )
+from kcsim.coordinator.records import OffsetCommitKey
 from kcsim.protocol.record_batch import KafkaRecord, batch_records, encode_batch
 
 from .topic_records import TopicKey, TopicValue
@@ -136,15 +138,22 @@ class OffsetsTopic:
         by_partition: dict[int, list[tuple[bytes | None, bytes | None, int]]] = {}
         now = None
         version = self.offset_value_version
+        partition_of = self._partition_of
         for record in records:
+            key = record.key
+            if type(key) is OffsetCommitKey and record.value is not None:  # most records
+                body, value = offset_commit(key, record.value, version)
+                entry = (body, value, record.value.commit_timestamp)
+                by_partition.setdefault(partition_of(key.group), []).append(entry)
+                continue
             kafka = kafka_record(record, version)
             if kafka is None:
                 continue
-            group, key, value = kafka
+            group, body, value = kafka
             ts = record_timestamp(record)
             if ts is None:
                 ts = now = self._now_ms() if now is None else now
-            by_partition.setdefault(self._partition_of(group), []).append((key, value, ts))
+            by_partition.setdefault(partition_of(group), []).append((body, value, ts))
         return by_partition
 
     def sync(self) -> None:

@@ -91,3 +91,15 @@ def test_an_offset_commit_can_be_written_as_kafka_3_wrote_it() -> None:
     _, _, value = kafka_record(record, offset_value_version=3)  # type: ignore[misc]
     assert value == (b"\x00\x03" + (9).to_bytes(8, "big") + (2).to_bytes(4, "big")
                      + b"\x00\x01m" + (1000).to_bytes(8, "big"))
+
+
+@pytest.mark.parametrize("version", [3, 4])
+@pytest.mark.parametrize("metadata", ["", None, "m" * 200, "é✓"])
+def test_the_packed_offset_commit_is_the_declared_schemas_encoding(version: int,
+                                                                    metadata: str | None) -> None:
+    from kcsim.coordinator.kafka_format import _offset_commit_declared, offset_commit
+
+    key = OffsetCommitKey("grüppe", "topic-1", 2**31 - 1)
+    for value in (OffsetCommitValue(2**62, 7, metadata, 1_700_000_000_123),
+                  OffsetCommitValue(0, -1, metadata, 0), None):
+        assert offset_commit(key, value, version) == _offset_commit_declared(key, value, version)
