@@ -303,15 +303,21 @@ def _check_records(batch: bytes, end: int, count: int) -> None:
         raise _invalid("Incorrect declared batch size, records still remaining in file")
 
 
-def encode_batch(base_offset: int, records: Sequence[tuple[bytes | None, bytes | None, int]]
+def encode_batch(base_offset: int, records: Sequence[tuple[bytes | None, bytes | None, int]],
+                 deltas: Sequence[int] | None = None, last_offset_delta: int | None = None
                  ) -> tuple[bytes, BatchInfo]:
     """One uncompressed v2 batch of (key, value, timestamp) records, offsets from
-    `base_offset`, and its BatchInfo: what the broker writes itself (an internal topic)."""
+    `base_offset`, and its BatchInfo: what the broker writes itself (an internal topic).
+
+    `deltas` places the records at those offset deltas instead of 0..n-1, and
+    `last_offset_delta` lets the batch span further: a compacted batch keeps the offsets
+    of the records it kept and the range of those it dropped, as Kafka's cleaner does."""
     base_ts = min(ts for _, _, ts in records)
     max_ts = max(ts for _, _, ts in records)
     body = bytearray()
     small = _SMALL_VARINTS
-    for delta, (key, value, ts) in enumerate(records):
+    for i, (key, value, ts) in enumerate(records):
+        delta = i if deltas is None else deltas[i]
         ts_delta = ts - base_ts
         rec = b"".join((
             b"\x00",  # record attributes
@@ -325,7 +331,9 @@ def encode_batch(base_offset: int, records: Sequence[tuple[bytes | None, bytes |
         ))
         body += small[len(rec)] if len(rec) < _SMALL else varint_bytes(len(rec))
         body += rec
-    last_delta = len(records) - 1
+    last_delta = len(records) - 1 if deltas is None else deltas[-1]
+    if last_offset_delta is not None:
+        last_delta = max(last_delta, last_offset_delta)
     # From the attributes on: attributes, lastOffsetDelta, baseTimestamp, maxTimestamp,
     # producerId, producerEpoch, baseSequence, recordCount, records.
     covered = _CRC_COVERED.pack(0, last_delta, base_ts, max_ts, -1, -1, -1, len(records)) + body

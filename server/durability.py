@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kcsim.storage import DataDirLock, GroupCommitWriter, PartitionLog, RecordLog
+from kcsim.storage import DataDirLock, GroupCommitWriter, PartitionLog, RecordLog, recover_rewrite
 
 from .offsets_topic import Checkpointer
 from .record_types import RECORD_TYPES
@@ -51,6 +51,8 @@ class Durability:
         descriptor for those never written."""
         # Plain strings and one stat: a request may add thousands of partitions at once.
         directory = f"{self.partitions_dir}/{topic_id.hex}/{index}"
+        if os.path.isdir(directory + ".replaced"):  # a rewrite a crash cut short
+            recover_rewrite(directory)
         if os.path.isdir(directory):
             return PartitionLog.open(directory)
         return UnwrittenPartition(directory)
@@ -85,6 +87,14 @@ class UnwrittenPartition:
 
     def read(self, from_offset: int, max_bytes: int) -> list[tuple[int, bytes]]:
         return [] if self._log is None else self._log.read(from_offset, max_bytes)
+
+    def rewrite(self, batches: list[tuple[int, int, bytes, int]],
+                log_start: int) -> UnwrittenPartition:
+        if self._log is not None:
+            self._log = self._log.rewrite(batches, log_start)
+        elif batches or log_start:
+            raise ValueError("an empty partition has nothing to rewrite")
+        return self
 
     def sync(self) -> None:
         if self._log is not None:

@@ -69,6 +69,7 @@ OFFSETS_TOPIC_CONFIGS: dict[str, str] = {
 }
 CHECKPOINT = "offsets-topic.checkpoint"
 CHECKPOINT_EVERY_S = 1.0
+COMPACTED_BATCH_RECORDS = 1000
 _READ_CHUNK = 16 * 1024 * 1024
 
 
@@ -159,6 +160,35 @@ class OffsetsTopic:
     def sync(self) -> None:
         for partition in self.topic.partitions:
             partition.store.sync()
+
+    def compact(self, now_ms: int, tombstone_retention_ms: int) -> int:
+        """Keep each key's newest record, and tombstones younger than the retention, in
+        every partition with something to drop; the log start moves to the first record
+        kept. Offsets stay, batches keep the ranges of what they dropped. Returns how
+        many records were dropped."""
+        dropped = 0
+        for partition in self.topic.partitions:
+            records = self._records(partition, partition.log_start_offset)
+            newest = {r.key: i for i, r in enumerate(records)}
+            kept = [r for i, r in enumerate(records) if newest[r.key] == i and not (
+                r.value is None and r.timestamp < now_ms - tombstone_retention_ms)]
+            if len(kept) == len(records):
+                continue
+            dropped += len(records) - len(kept)
+            end = partition.log_end_offset
+            batches = []
+            for first in range(0, len(kept), COMPACTED_BATCH_RECORDS):
+                run = kept[first:first + COMPACTED_BATCH_RECORDS]
+                base = run[0].offset
+                after = (kept[first + COMPACTED_BATCH_RECORDS].offset
+                         if first + COMPACTED_BATCH_RECORDS < len(kept) else end)
+                batch, info = encode_batch(base, [(r.key, r.value, r.timestamp) for r in run],
+                                           [r.offset - base for r in run], after - 1 - base)
+                batches.append((base, info.last_offset_delta, batch, info.max_timestamp))
+            partition.rewrite(batches, kept[0].offset if kept else end)
+        if dropped:
+            self._data_arrived()  # fetches waiting at an offset now gone answer at once
+        return dropped
 
     def ends(self) -> list[int]:
         return [p.log_end_offset for p in self.topic.partitions]

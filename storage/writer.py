@@ -119,6 +119,8 @@ class GroupCommitWriter:
         self._last_compaction_ms: int | None = None
         self._last_compaction_check = _now()
         self.on_durable: Callable[[Sequence[Record]], None] | None = None
+        # Called on the trio thread after each compaction, with its time and retention.
+        self.on_compacted: Callable[[int, int], object] | None = None
 
     @property
     def policy(self) -> str:
@@ -360,6 +362,11 @@ class GroupCommitWriter:
             raise self._fail(exc) from exc
         self.stats.compactions += 1
         self._last_compaction_ms = now_ms
+        if self.on_compacted is not None:
+            try:
+                self.on_compacted(now_ms, retention_ms)
+            except Exception:
+                log.exception("on_compacted failed")
         # Only the segments this compaction produced (or left as they were): segments
         # closed by appends while it ran still need compacting.
         covered = stats.segments_before if stats.skipped else stats.segments_after

@@ -180,6 +180,9 @@ def read_to_end(host: str, port: int, partitions: int) -> int:
             n += 1
             response = _call(sock, n, _fetch_request(positions))
             for part in response.responses[0].partitions:
+                if part.error_code == 1:  # OFFSET_OUT_OF_RANGE: compacted, start at its start
+                    positions[part.partition_index] = part.log_start_offset
+                    continue
                 data = part.records or b""
                 for info in iter_batches(data):
                     base = int.from_bytes(data[info.start:info.start + 8], "big")

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 FETCH, FETCH_V, METADATA, METADATA_V = 1, 12, 3, 12
+OFFSET_OUT_OF_RANGE = 1
 
 
 def _records(data: bytes) -> list[KafkaRecord]:
@@ -29,7 +30,8 @@ def _records(data: bytes) -> list[KafkaRecord]:
 
 
 def read_all(call: Callable[[int, int, Any], Any]) -> dict[int, list[KafkaRecord]]:
-    """Every record of every partition, from its log start offset to its end."""
+    """Every record of every partition, from its log start offset to its end (asked from
+    0: a compacted partition answers OFFSET_OUT_OF_RANGE with its start)."""
     metadata = request_class(METADATA)
     described = call(METADATA, METADATA_V, metadata(
         topics=[metadata.MetadataRequestTopic(name=OFFSETS_TOPIC)],
@@ -46,6 +48,9 @@ def read_all(call: Callable[[int, int, Any], Any]) -> dict[int, list[KafkaRecord
                 fetch.FetchPartition(partition=p, fetch_offset=o, partition_max_bytes=1 << 20)
                 for p, o in positions.items()])]))
         for part in response.responses[0].partitions:
+            if part.error_code == OFFSET_OUT_OF_RANGE:  # compacted: start where the log does
+                positions[part.partition_index] = part.log_start_offset
+                continue
             assert part.error_code == 0, part
             records = [r for r in _records(part.records or b"")
                        if r.offset >= positions[part.partition_index]]

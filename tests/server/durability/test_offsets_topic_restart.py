@@ -132,3 +132,38 @@ def test_records_the_topic_missed_before_a_crash_are_appended_from_its_checkpoin
     assert committed_offsets(after)[("group-0", 0)] == 777
     with Wire.to(server) as wire:
         assert wire.fetch({"group-0": (TOPIC, [0])})[("group-0", 0)] == 777
+
+
+def test_compaction_keeps_each_keys_newest_record_at_its_offset_and_moves_the_start(
+        kcsim_factory: Callable[..., Any]) -> None:
+    """After kcsim's log compacts, so does the topic: each key's newest record stays at the
+    offset readers saw it at, older ones and expired tombstones go, the log start moves
+    up, and a reader from the start ends in the committed state, also after a restart."""
+    import time
+
+    server = kcsim_factory(segment_bytes=2048, compaction_interval_ms=100,
+                           tombstone_retention_ms=0)
+    for n in range(1, 6):
+        latest = commit_round(server, n)
+    before = read(server)
+    newest_before = {r.key: (p, r.offset, r.value) for p, rs in before.items() for r in rs}
+
+    def compacted() -> dict[int, list[KafkaRecord]] | None:
+        topic = read(server)
+        return topic if sum(map(len, topic.values())) == len(newest_before) else None
+
+    deadline = time.monotonic() + 30
+    while (after := compacted()) is None:
+        assert time.monotonic() < deadline, "the topic was not compacted"
+        commit_round(server, 5)  # the same values again: more closed segments to compact
+        latest = commit_round(server, 5)
+    assert committed_offsets(after) == expected(latest)
+    for p, records in after.items():
+        for r in records:  # every record kept is its key's newest, where readers saw it
+            if newest_before[r.key][2] == r.value:
+                assert newest_before[r.key][:2] == (p, r.offset)
+        if records:
+            assert records[0].offset > 0  # the log start moved past what was dropped
+    assert server.stop() == 0
+    server.start()
+    assert shown(read(server)) == shown(after)
