@@ -9,6 +9,7 @@ Fetch, ListOffsets and long polls serve it unchanged); every record the
 coordinator makes durable is appended to it, in Kafka's format
 (`kcsim.coordinator.kafka_format`), once the writer has made it durable and
 in the writer's order, so a reader never sees a change kcsim could still lose.
+Each compaction of the record log compacts the topic too (:meth:`OffsetsTopic.compact`).
 
 Consistency over restarts: every second or so while records arrive, and at a
 clean stop, the topic leaves a checkpoint beside the record log: a point in
