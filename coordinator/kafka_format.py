@@ -145,6 +145,7 @@ def _offset_key_prefix(group: str, topic: str) -> bytes:
 _INT = struct.Struct(">i")
 _V3_HEAD = struct.Struct(">hqih")
 _V4_HEAD = struct.Struct(">hqi")
+_V4_NO_METADATA = struct.Struct(">hqibqb")  # the usual commit: empty metadata, no tags
 _LONG = struct.Struct(">q")
 
 
@@ -156,6 +157,9 @@ def offset_commit(key: Any, value: Any, version: int = 4) -> tuple[bytes, bytes 
         return body, None
     if value.expire_timestamp != -1:
         return _offset_commit_declared(key, value, version)
+    if version == 4 and not value.metadata:
+        return body, _V4_NO_METADATA.pack(4, value.offset, value.leader_epoch, 1,
+                                          value.commit_timestamp, 0)
     metadata = (value.metadata or "").encode()
     if version == 4:  # flexible: compact string, empty tag section
         n = len(metadata) + 1
