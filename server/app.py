@@ -72,7 +72,7 @@ def build(config: Config, clock: Clock | None = None) -> Server:
         checkpointer.write(sync=False)
         broker.offsets_topic = view
         durability.writer.on_durable = checkpointer.durable
-        durability.writer.on_compacted = view.compact
+        durability.writer.on_compacted = view.compaction_due
         durability.checkpointer = checkpointer
     except BaseException:
         topics.close()

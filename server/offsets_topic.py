@@ -9,7 +9,8 @@ Fetch, ListOffsets and long polls serve it unchanged); every record the
 coordinator makes durable is appended to it, in Kafka's format
 (`kcsim.coordinator.kafka_format`), once the writer has made it durable and
 in the writer's order, so a reader never sees a change kcsim could still lose.
-Each compaction of the record log compacts the topic too (:meth:`OffsetsTopic.compact`).
+Each compaction of the record log compacts the topic too, a partition at a time
+(:meth:`OffsetsTopic.run_compactions`).
 
 Consistency over restarts: every second or so while records arrive, and at a
 clean stop, the topic leaves a checkpoint beside the record log: a point in
@@ -39,6 +40,8 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+import trio
+import trio.lowlevel
 from msgspec import Struct
 
 from kcsim.coordinator.kafka_format import (
@@ -99,6 +102,8 @@ class OffsetsTopic:
         self._data_arrived = data_arrived
         self._partition_of = functools.lru_cache(maxsize=1 << 16)(
             functools.partial(_partition, partitions=self.partitions))
+        self._compaction = (0, 0)
+        self._compaction_wanted = trio.Event()
 
     def append(self, records: Sequence[Record]) -> None:
         """Append durable records: one batch per partition they fall in, then wake fetches."""
@@ -162,34 +167,46 @@ class OffsetsTopic:
         for partition in self.topic.partitions:
             partition.store.sync()
 
-    def compact(self, now_ms: int, tombstone_retention_ms: int) -> int:
-        """Keep each key's newest record, and tombstones younger than the retention, in
-        every partition with something to drop; the log start moves to the first record
-        kept. Offsets stay, batches keep the ranges of what they dropped. Returns how
-        many records were dropped."""
-        dropped = 0
-        for partition in self.topic.partitions:
-            records = self._records(partition, partition.log_start_offset)
-            newest = {r.key: i for i, r in enumerate(records)}
-            kept = [r for i, r in enumerate(records) if newest[r.key] == i and not (
-                r.value is None and r.timestamp < now_ms - tombstone_retention_ms)]
-            if len(kept) == len(records):
-                continue
-            dropped += len(records) - len(kept)
-            end = partition.log_end_offset
-            batches = []
-            for first in range(0, len(kept), COMPACTED_BATCH_RECORDS):
-                run = kept[first:first + COMPACTED_BATCH_RECORDS]
-                base = run[0].offset
-                after = (kept[first + COMPACTED_BATCH_RECORDS].offset
-                         if first + COMPACTED_BATCH_RECORDS < len(kept) else end)
-                batch, info = encode_batch(base, [(r.key, r.value, r.timestamp) for r in run],
-                                           [r.offset - base for r in run], after - 1 - base)
-                batches.append((base, info.last_offset_delta, batch, info.max_timestamp))
-            partition.rewrite(batches, kept[0].offset if kept else end)
-        if dropped:
-            self._data_arrived()  # fetches waiting at an offset now gone answer at once
-        return dropped
+    def compaction_due(self, now_ms: int, tombstone_retention_ms: int) -> None:
+        """The writer's `on_compacted`: kcsim's log was compacted, so compact the topic, one
+        partition at a time (:meth:`run_compactions`)."""
+        self._compaction = (now_ms, tombstone_retention_ms)
+        self._compaction_wanted.set()
+
+    async def run_compactions(self) -> None:
+        """Compact the topic whenever kcsim's log was: a partition per step, letting every
+        other task run between two, so no request waits for more than one partition."""
+        while True:
+            await self._compaction_wanted.wait()
+            self._compaction_wanted = trio.Event()
+            now_ms, retention_ms = self._compaction
+            for partition in self.topic.partitions:
+                if self.compact_partition(partition, now_ms, retention_ms):
+                    self._data_arrived()  # fetches waiting at an offset now gone answer
+                await trio.lowlevel.checkpoint()
+
+    def compact_partition(self, partition: Any, now_ms: int, tombstone_retention_ms: int) -> int:
+        """Keep each key's newest record, and tombstones younger than the retention; the
+        log start moves to the first record kept. Offsets stay, batches keep the ranges of
+        what they dropped. Returns how many records were dropped."""
+        records = self._records(partition, partition.log_start_offset)
+        newest = {r.key: i for i, r in enumerate(records)}
+        kept = [r for i, r in enumerate(records) if newest[r.key] == i and not (
+            r.value is None and r.timestamp < now_ms - tombstone_retention_ms)]
+        if len(kept) == len(records):
+            return 0
+        end = partition.log_end_offset
+        batches = []
+        for first in range(0, len(kept), COMPACTED_BATCH_RECORDS):
+            run = kept[first:first + COMPACTED_BATCH_RECORDS]
+            base = run[0].offset
+            after = (kept[first + COMPACTED_BATCH_RECORDS].offset
+                     if first + COMPACTED_BATCH_RECORDS < len(kept) else end)
+            batch, info = encode_batch(base, [(r.key, r.value, r.timestamp) for r in run],
+                                       [r.offset - base for r in run], after - 1 - base)
+            batches.append((base, info.last_offset_delta, batch, info.max_timestamp))
+        partition.rewrite(batches, kept[0].offset if kept else end)
+        return len(records) - len(kept)
 
     def ends(self) -> list[int]:
         return [p.log_end_offset for p in self.topic.partitions]
