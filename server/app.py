@@ -17,7 +17,8 @@ from .config import SETTINGS, validate
 from .control.clock import Clock
 from .durability import open_durability, remove_orphan_partitions, replay
 from .limits import log_connection_room, raise_open_file_limit
-from .offsets_topic import Checkpointer, OffsetsTopic, bring_up_to_date, ensure_topic
+from .offsets_checkpoint import Checkpointer, bring_up_to_date
+from .offsets_topic import OffsetsTopic, ensure_topic
 from .shell import Server
 from .topics import TopicRegistry
 

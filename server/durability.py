@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from kcsim.storage import DataDirLock, GroupCommitWriter, PartitionLog, RecordLog, recover_rewrite
 
-from .offsets_topic import Checkpointer
+from .offsets_checkpoint import Checkpointer
 from .record_types import RECORD_TYPES
 
 if TYPE_CHECKING:
