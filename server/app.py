@@ -35,6 +35,10 @@ _GROUP_SETTINGS = tuple(
     if f.name in SETTINGS and f.name != "consumer_group_assignors")
 
 
+# Records __consumer_offsets takes, in memory, before it first compacts itself.
+IN_MEMORY_COMPACT_EVERY = 100_000
+
+
 def group_config(config: Config) -> GroupConfig:
     """The coordinator's settings, taken from the server's by name."""
     return GroupConfig(**{name: getattr(config, name) for name in _GROUP_SETTINGS},
@@ -52,8 +56,11 @@ def build(config: Config, clock: Clock | None = None) -> Server:
         topics = TopicRegistry()
         broker = Broker(config, topics, GroupCoordinator(group_config(config), topics), clock)
         topic = ensure_topic(topics, config.offsets_topic_num_partitions, lambda records: None)
-        broker.offsets_topic = OffsetsTopic(topic, clock.now_ms, broker.data_arrived.unpark_all,
-                                            config.offsets_topic_value_version)
+        view = OffsetsTopic(topic, clock.now_ms, broker.data_arrived.unpark_all,
+                            config.offsets_topic_value_version)
+        view.compact_every = IN_MEMORY_COMPACT_EVERY
+        view.tombstone_retention_ms = config.tombstone_retention_ms
+        broker.offsets_topic = view
         return Server(config, broker)
     # The writer stamps records with the server's clock (wall-clock time until it serves).
     durability = open_durability(config, clock.now_ms)

@@ -81,6 +81,12 @@ class OffsetsTopic:
             functools.partial(_partition, partitions=self.partitions))
         self._compaction = (0, 0)
         self._compaction_wanted = trio.Event()
+        # Without a record log to follow (--in-memory) the topic compacts itself once it
+        # has grown by this many records, and by twice what it kept after that.
+        self.compact_every: int | None = None
+        self.tombstone_retention_ms = 0
+        self._appended = 0
+        self._kept = 0
 
     def append(self, records: Sequence[Record]) -> None:
         """Append durable records: one batch per partition they fall in, then wake fetches."""
@@ -93,7 +99,12 @@ class OffsetsTopic:
             partition = self.topic.partitions[index]
             batch, info = encode_batch(partition.log_end_offset, entries)
             partition.append(batch, info)
+            self._appended += len(entries)
         self._data_arrived()
+        every = self.compact_every
+        if every is not None and self._appended >= max(every, 2 * self._kept):
+            self._appended = 0
+            self.compaction_due(self._now_ms(), self.tombstone_retention_ms)
 
     def catch_up(self, tail: Sequence[Record], ends: Sequence[int]) -> int | None:
         """Append the records of `tail` (the record log after a checkpoint whose end offsets
@@ -161,6 +172,7 @@ class OffsetsTopic:
                 if self.compact_partition(partition, now_ms, retention_ms):
                     self._data_arrived()  # fetches waiting at an offset now gone answer
                 await trio.lowlevel.checkpoint()
+            self._kept = sum(p.log_end_offset - p.log_start_offset for p in self.topic.partitions)
 
     def compact_partition(self, partition: Any, now_ms: int, tombstone_retention_ms: int) -> int:
         """Keep each key's newest record, and tombstones younger than the retention; the

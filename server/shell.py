@@ -164,9 +164,8 @@ class Server:
                     if self.broker.groups is not None:
                         nursery.start_soon(self._timer)
                     nursery.start_soon(self._reap_idle)
-                    view = self.broker.offsets_topic
-                    if view is not None and self._writer is not None:
-                        nursery.start_soon(view.run_compactions)
+                    if self.broker.offsets_topic is not None:
+                        nursery.start_soon(self.broker.offsets_topic.run_compactions)
                     for listener, address in bound:
                         nursery.start_soon(self._accept, listener, address, nursery)
                     task_status.started(self.port)

@@ -7,6 +7,7 @@ and a commit shows up in the group's partition in Kafka's record format.
 
 from __future__ import annotations
 
+import struct
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -137,3 +138,44 @@ def test_a_commit_lands_in_its_groups_partition_in_kafkas_format(conn: Connectio
     assert record.value == (b"\x00\x04" + (42).to_bytes(8, "big") + b"\xff\xff\xff\xff"
                             + b"\x02m" + record.timestamp.to_bytes(8, "big") + b"\x00")
     assert record.offset == 0
+
+
+def test_in_memory_it_compacts_itself_as_it_grows(
+        kcsim_embedded_factory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no record log to follow, the topic compacts itself every so many records: a
+    reader from the start then finds each key once, with its newest value."""
+    import time
+
+    from kcsim.server import app
+
+    from .offsets_reader import fold, read_all
+
+    monkeypatch.setattr(app, "IN_MEMORY_COMPACT_EVERY", 50)
+    server = kcsim_embedded_factory(in_memory=True)
+    with Connection(server.port) as conn:
+        conn.call(CREATE_TOPICS, 7, CreateTopics(topics=[CreateTopics.CreatableTopic(
+            name="orders", num_partitions=1, replication_factor=1)], timeout_ms=5000))
+        for offset in range(1, 61):
+            for group in ("a", "b"):
+                commit(conn, group, offset)
+
+        def read() -> dict[int, list[Any]]:
+            return read_all(lambda api, version, request: conn.call(api, version, request)[0])
+
+        deadline = time.monotonic() + 10
+        while sum(map(len, (topic := read()).values())) != 2:
+            assert time.monotonic() < deadline, "the topic did not compact itself"
+            time.sleep(0.05)
+    assert [struct.unpack_from(">q", v, 2)[0] for v in fold(topic).values()] == [60, 60]
+    assert all(records[0].offset > 0 for records in topic.values() if records)
+
+
+def commit(conn: Connection, group: str, offset: int) -> None:
+    request = OffsetCommit(group_id=group, generation_id_or_member_epoch=-1, member_id="",
+                           group_instance_id=None, retention_time_ms=-1, topics=[
+                               OffsetCommit.OffsetCommitRequestTopic(name="orders", partitions=[
+                                   OffsetCommit.OffsetCommitRequestPartition(
+                                       partition_index=0, committed_offset=offset,
+                                       committed_leader_epoch=-1, committed_metadata="")])])
+    response, _ = conn.call(OFFSET_COMMIT, 8, request)
+    assert response.topics[0].partitions[0].error_code == 0
