@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, NamedTuple
 from crc32c import crc32c
 
 from .errors import ErrorCode
-from .primitives import DecodeError, read_varint
+from .primitives import DecodeError, read_varint, varint_bytes
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Sequence
 
 # baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes,
 # lastOffsetDelta, baseTimestamp, maxTimestamp, producerId, producerEpoch,
@@ -301,3 +301,49 @@ def _check_records(batch: bytes, end: int, count: int) -> None:
         raise _invalid("Incorrect declared batch size, premature EOF reached") from None
     if pos != end:
         raise _invalid("Incorrect declared batch size, records still remaining in file")
+
+
+def encode_batch(base_offset: int, records: Sequence[tuple[bytes | None, bytes | None, int]],
+                 deltas: Sequence[int] | None = None, last_offset_delta: int | None = None
+                 ) -> tuple[bytes, BatchInfo]:
+    """One uncompressed v2 batch of (key, value, timestamp) records, offsets from
+    `base_offset`, and its BatchInfo: what the broker writes itself (an internal topic).
+
+    `deltas` places the records at those offset deltas instead of 0..n-1, and
+    `last_offset_delta` lets the batch span further: a compacted batch keeps the offsets
+    of the records it kept and the range of those it dropped, as Kafka's cleaner does."""
+    base_ts = min(ts for _, _, ts in records)
+    max_ts = max(ts for _, _, ts in records)
+    body = bytearray()
+    small = _SMALL_VARINTS
+    for i, (key, value, ts) in enumerate(records):
+        delta = i if deltas is None else deltas[i]
+        ts_delta = ts - base_ts
+        rec = b"".join((
+            b"\x00",  # record attributes
+            small[ts_delta] if ts_delta < _SMALL else varint_bytes(ts_delta),
+            small[delta] if delta < _SMALL else varint_bytes(delta),
+            _NULL if key is None else
+            (small[len(key)] if len(key) < _SMALL else varint_bytes(len(key))) + key,
+            _NULL if value is None else
+            (small[len(value)] if len(value) < _SMALL else varint_bytes(len(value))) + value,
+            b"\x00",  # no headers
+        ))
+        body += small[len(rec)] if len(rec) < _SMALL else varint_bytes(len(rec))
+        body += rec
+    last_delta = len(records) - 1 if deltas is None else deltas[-1]
+    if last_offset_delta is not None:
+        last_delta = max(last_delta, last_offset_delta)
+    # From the attributes on: attributes, lastOffsetDelta, baseTimestamp, maxTimestamp,
+    # producerId, producerEpoch, baseSequence, recordCount, records.
+    covered = _CRC_COVERED.pack(0, last_delta, base_ts, max_ts, -1, -1, -1, len(records)) + body
+    head = _LEADING.pack(base_offset, len(covered) + 9, 0, 2, crc32c(covered))
+    batch = head + covered
+    return batch, BatchInfo(0, len(batch), last_delta, base_ts, max_ts, len(records), 0)
+
+
+_CRC_COVERED = struct.Struct(">hiqqqhii")
+_SMALL = 1 << 13
+_SMALL_VARINTS = [varint_bytes(n) for n in range(_SMALL)]  # lengths and deltas, mostly
+_NULL = varint_bytes(-1)
+_LEADING = struct.Struct(">qiibI")

@@ -17,6 +17,8 @@ from .config import SETTINGS, validate
 from .control.clock import Clock
 from .durability import open_durability, remove_orphan_partitions, replay
 from .limits import log_connection_room, raise_open_file_limit
+from .offsets_checkpoint import Checkpointer, bring_up_to_date
+from .offsets_topic import OffsetsTopic, ensure_topic
 from .shell import Server
 from .topics import TopicRegistry
 
@@ -31,6 +33,10 @@ log = logging.getLogger("kcsim")
 _GROUP_SETTINGS = tuple(
     f.name for f in dataclasses.fields(GroupConfig)
     if f.name in SETTINGS and f.name != "consumer_group_assignors")
+
+
+# Records __consumer_offsets takes, in memory, before it first compacts itself.
+IN_MEMORY_COMPACT_EVERY = 100_000
 
 
 def group_config(config: Config) -> GroupConfig:
@@ -49,6 +55,12 @@ def build(config: Config, clock: Clock | None = None) -> Server:
     if config.in_memory:
         topics = TopicRegistry()
         broker = Broker(config, topics, GroupCoordinator(group_config(config), topics), clock)
+        topic = ensure_topic(topics, config.offsets_topic_num_partitions, lambda records: None)
+        view = OffsetsTopic(topic, clock.now_ms, broker.data_arrived.unpark_all,
+                            config.offsets_topic_value_version)
+        view.compact_every = IN_MEMORY_COMPACT_EVERY
+        view.tombstone_retention_ms = config.tombstone_retention_ms
+        broker.offsets_topic = view
         return Server(config, broker)
     # The writer stamps records with the server's clock (wall-clock time until it serves).
     durability = open_durability(config, clock.now_ms)
@@ -57,6 +69,19 @@ def build(config: Config, clock: Clock | None = None) -> Server:
         broker = Broker(config, topics, GroupCoordinator(group_config(config), topics), clock)
         replay(durability, broker.apply_all)
         remove_orphan_partitions(durability, set(topics.by_id))
+        topic = ensure_topic(topics, config.offsets_topic_num_partitions,
+                             durability.writer.commit_now)
+        view = OffsetsTopic(topic, clock.now_ms, broker.data_arrived.unpark_all,
+                            config.offsets_topic_value_version)
+        how, added = bring_up_to_date(view, durability.log, config.data_dir)
+        if added:
+            log.info("%s: %d records appended (%s)", topic.name, added, how)
+        checkpointer = Checkpointer(config.data_dir, durability.log, view)
+        checkpointer.write(sync=False)
+        broker.offsets_topic = view
+        durability.writer.on_durable = checkpointer.durable
+        durability.writer.on_compacted = view.compaction_due
+        durability.checkpointer = checkpointer
     except BaseException:
         topics.close()
         durability.close()

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from .control.faults import Fault
     from .dispatch import Route
     from .listeners import Listener
+    from .offsets_topic import OffsetsTopic
 
 log = logging.getLogger("kcsim.broker")
 
@@ -125,6 +126,7 @@ class Broker:
         self._plans: dict[int, _Plan] = {}
         self.request_counts: dict[int, int] = {}
         self.data_arrived = trio.lowlevel.ParkingLot()
+        self.offsets_topic: OffsetsTopic | None = None  # __consumer_offsets, set by app.build
         self.now_ms = int(time.time() * 1000)  # the time of the request being handled
         self.failures = 0  # requests answered UNKNOWN_SERVER_ERROR or closed by a failure
         # What tests steer and watch (kcsim.testing): change notices, fault rules, request log.

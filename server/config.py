@@ -26,6 +26,7 @@ import msgspec.inspect
 from msgspec import Meta
 
 from kcsim.coordinator import ASSIGNORS, GroupConfig, assignor_names
+from kcsim.coordinator.kafka_format import DEFAULT_PARTITIONS as DEFAULT_OFFSETS_PARTITIONS
 from kcsim.storage.log import DEFAULT_SEGMENT_BYTES, MIN_SEGMENT_BYTES
 from kcsim.storage.writer import DEFAULT_TOMBSTONE_RETENTION_MS, FsyncPolicy
 
@@ -142,6 +143,13 @@ class Config(msgspec.Struct, kw_only=True):
         description="create unknown topics when a client asks for them in Metadata")] = True
     default_partitions: Annotated[Positive32, Meta(
         description="partition count of auto-created topics and CreateTopics with -1")] = 1
+    offsets_topic_num_partitions: Annotated[Positive32, Meta(
+        description="offsets.topic.num.partitions: partitions of __consumer_offsets, fixed "
+                    "once the topic exists (as in Kafka)")] = DEFAULT_OFFSETS_PARTITIONS
+    offsets_topic_value_version: Annotated[int, Meta(
+        ge=3, le=4,
+        description="OffsetCommitValue version written to __consumer_offsets: 4 as Kafka 4.x "
+                    "writes it, 3 as Kafka 2.1-3.x did (what Burrow 1.2 decodes)")] = 4
     initial_rebalance_delay_ms: Annotated[Int32, Meta(
         description="group.initial.rebalance.delay.ms (Kafka's default is 3000)",
     )] = _GROUP.initial_rebalance_delay_ms

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kcsim.storage import DataDirLock, GroupCommitWriter, PartitionLog, RecordLog
+from kcsim.storage import DataDirLock, GroupCommitWriter, PartitionLog, RecordLog, recover_rewrite
 
+from .offsets_checkpoint import Checkpointer
 from .record_types import RECORD_TYPES
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ class Durability:
     partitions_dir: Path
     replayed: int = 0
     replay_seconds: float = 0.0
+    checkpointer: Checkpointer | None = None  # __consumer_offsets's, set by app.build
 
     def open_partition(self, topic_id: uuid.UUID, index: int) -> PartitionLog | UnwrittenPartition:
         """The partition's log if it has one on disk, else a stand-in that creates it on
@@ -54,6 +56,8 @@ class Durability:
         descriptor for those never written."""
         # Plain strings and one stat: a request may add thousands of partitions at once.
         directory = f"{self.partitions_dir}/{topic_id.hex}/{index}"
+        if os.path.isdir(directory + ".replaced"):  # a rewrite a crash cut short
+            recover_rewrite(directory)
         if os.path.isdir(directory):
             return PartitionLog.open(directory)
         return UnwrittenPartition(directory)
@@ -88,6 +92,14 @@ class UnwrittenPartition:
 
     def read(self, from_offset: int, max_bytes: int) -> list[tuple[int, bytes]]:
         return [] if self._log is None else self._log.read(from_offset, max_bytes)
+
+    def rewrite(self, batches: list[tuple[int, int, bytes, int]],
+                log_start: int) -> UnwrittenPartition:
+        if self._log is not None:
+            self._log = self._log.rewrite(batches, log_start)
+        elif batches or log_start:
+            raise ValueError("an empty partition has nothing to rewrite")
+        return self
 
     def sync(self) -> None:
         if self._log is not None:

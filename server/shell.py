@@ -97,6 +97,9 @@ class Server:
         fsync policy defines it (nothing to wait for), False when `_durable` must wait."""
         writer = self._writer
         if writer is None:
+            view = self.broker.offsets_topic
+            if view is not None and records:
+                view.append(records)
             return True
         try:
             return writer.commit_nowait(records)
@@ -161,6 +164,8 @@ class Server:
                     if self.broker.groups is not None:
                         nursery.start_soon(self._timer)
                     nursery.start_soon(self._reap_idle)
+                    if self.broker.offsets_topic is not None:
+                        nursery.start_soon(self.broker.offsets_topic.run_compactions)
                     for listener, address in bound:
                         nursery.start_soon(self._accept, listener, address, nursery)
                     task_status.started(self.port)
@@ -174,10 +179,18 @@ class Server:
     async def _close_storage(self) -> None:
         for listener in self._listeners:
             await listener.aclose()
+        durability = self.durability
+        if durability is not None:
+            await durability.writer.aclose()
+            durability.writer.on_durable = None
+            if durability.writer.failure is None and durability.checkpointer is not None:
+                try:  # __consumer_offsets holds every record: the next start reads nothing
+                    durability.checkpointer.write(sync=True)
+                except (OSError, StorageError) as exc:
+                    log.warning("could not checkpoint __consumer_offsets: %s", exc)
         self.broker.topics.close()
-        if self.durability is not None:
-            await self.durability.writer.aclose()
-            self.durability.close()
+        if durability is not None:
+            durability.close()
             self.durability = None
 
     # -- timer --------------------------------------------------------------

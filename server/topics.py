@@ -74,6 +74,12 @@ class MemoryBatches:
             i += 1
         return out
 
+    def rewrite(self, batches: list[tuple[int, int, bytes, int]], log_start: int) -> MemoryBatches:
+        self._batches = [batch for _, _, batch, _ in batches]
+        self._bases = [base for base, _, _, _ in batches]
+        self.log_start_offset = log_start
+        return self
+
     def sync(self) -> None:
         pass
 
@@ -136,6 +142,18 @@ class Partition:
                           info.max_timestamp)
         self._index(base, info)
         return base  # type: ignore[no-any-return]
+
+    def rewrite(self, batches: list[tuple[int, int, bytes, int]], log_start: int) -> None:
+        """Replace the batches by `batches` (base, last offset delta, bytes, max timestamp)
+        from `log_start` on, as compaction leaves them; offsets stay where they were."""
+        self.store = self.store.rewrite(batches, log_start)
+        self.base_offsets, self.max_timestamps = [], []
+        self.max_timestamp = self.max_timestamp_offset = -1
+        for base, last_delta, _batch, max_ts in batches:
+            self.base_offsets.append(base)
+            self.max_timestamps.append(max_ts)
+            if max_ts > self.max_timestamp:
+                self.max_timestamp, self.max_timestamp_offset = max_ts, base + last_delta
 
     def read(self, offset: int, max_bytes: int) -> list[bytes]:
         """Whole batches from the one holding `offset`; at least one batch (KIP-74)."""

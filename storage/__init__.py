@@ -19,7 +19,7 @@ from .errors import (
 )
 from .lock import DataDirLock
 from .log import DEFAULT_SEGMENT_BYTES, RecordLog
-from .partition_log import PartitionLog
+from .partition_log import PartitionLog, recover_rewrite
 from .records import Record, RecordType, RecordTypes
 from .writer import FSYNC_POLICIES, FsyncPolicy, GroupCommitWriter, WriterStats
 
@@ -44,4 +44,5 @@ __all__ = [
     "UnsupportedRecordError",
     "WriterStats",
     "compact",
+    "recover_rewrite",
 ]

@@ -40,6 +40,7 @@ from .segment import (
     encode_frames,
     encode_segment_header,
     find_valid_frame,
+    frame_records,
     iter_frame_bounds,
     scan_and_decode,
     scan_frames,
@@ -365,6 +366,54 @@ class RecordLog:
     def segments(self) -> tuple[Segment, ...]:
         with self._lock:
             return tuple(self._segments)
+
+    def segment_mark(self) -> tuple[int, int, int]:
+        """(base, file identity, record count) of the active segment: a point in the log
+        that :meth:`records_after` can find again while that file is not rewritten."""
+        with self._lock:
+            active = self._segments[-1]
+            base, path, count = active.base, active.path, active.count
+        return base, os.stat(path).st_ino, count
+
+    def records_after(self, mark: tuple[int, int, int]) -> list[Record] | None:
+        """The records appended after `mark` (from :meth:`segment_mark`), in order; None when
+        the log can no longer tell (the segment was compacted, cut or is gone). Call it
+        after replay: it reads validated frames."""
+        base, identity, count = mark
+        with self._lock:
+            start = next((i for i, s in enumerate(self._segments) if s.base == base), None)
+            if start is None:
+                return None
+            segments = [(s.path, s.size, s.count) for s in self._segments[start:]]
+        if segments[0][2] < count:
+            return None
+        try:
+            if os.stat(segments[0][0]).st_ino != identity:
+                return None
+        except OSError:
+            return None
+        out: list[Record] = []
+        for i, (path, size, _count) in enumerate(segments):
+            buf = _read_file(path, size)
+            pos = SEGMENT_HEADER_SIZE
+            if i == 0:
+                skipped = 0
+                for frame_start, frame_end in iter_frame_bounds(buf, SEGMENT_HEADER_SIZE, size):
+                    if skipped >= count:
+                        pos = frame_start
+                        break
+                    skipped += frame_records(buf, frame_start)
+                    pos = frame_end
+                if skipped != count:
+                    return None  # the mark falls inside a frame: not one this log wrote
+            out += decode_frames(self._types, buf, pos, size)
+        return out
+
+    @property
+    def end_position(self) -> int:
+        """The position after the last record: it only grows, compaction keeps it."""
+        with self._lock:
+            return self._segments[-1].end if self._segments else 0
 
     @property
     def size_bytes(self) -> int:

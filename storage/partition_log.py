@@ -43,6 +43,8 @@ from .fsutil import (
 
 DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
 LOG_START_FILE = "log-start-offset"
+REWRITTEN_SUFFIX = ".rewritten"  # a rewrite being written beside the partition's directory
+REPLACED_SUFFIX = ".replaced"  # the partition's directory, moved aside by a rewrite
 SEGMENT_SUFFIX = ".log"
 
 FRAME = struct.Struct("<IIBBHiqq")
@@ -316,6 +318,39 @@ class PartitionLog:
             fsync_dir(self._directory)
             self._dir_dirty = False
 
+    def rewrite(self, batches: list[tuple[int, int, bytes, int]], log_start: int) -> PartitionLog:
+        """Replace every batch by `batches` ((base offset, last offset delta, bytes, max
+        timestamp), following each other from `log_start` to this log's end offset): what
+        compaction keeps. Crash-safe: the new log is written and synced beside this one,
+        then put in its place by renames (:func:`recover_rewrite` finishes a swap a crash
+        cut short). Returns the new log; this one is closed."""
+        with self._lock:
+            self._check_open()
+            end = self.log_end_offset
+        expected = log_start
+        for base, last_delta, _batch, _ts in batches:
+            if base != expected:
+                raise ValueError(f"batch at {base} does not follow {expected}")
+            expected = base + last_delta + 1
+        if expected != end or not self._log_start_offset <= log_start <= end:
+            raise ValueError(f"batches cover {log_start}..{expected}, the log ends at {end}")
+        staged = self._directory + REWRITTEN_SUFFIX
+        shutil.rmtree(staged, ignore_errors=True)
+        make_dirs_durably(staged)
+        _write_log_start(staged, log_start)
+        fresh = PartitionLog.open(staged, segment_bytes=self._segment_bytes)
+        for base, last_delta, batch, max_ts in batches:
+            fresh.append(base, last_delta, batch, max_ts)
+        fresh.sync()
+        fresh.close()
+        self.close()
+        replaced = self._directory + REPLACED_SUFFIX
+        os.rename(self._directory, replaced)
+        os.rename(staged, self._directory)
+        fsync_dir(os.path.dirname(os.path.abspath(self._directory)))
+        shutil.rmtree(replaced, ignore_errors=True)
+        return PartitionLog.open(self._directory, segment_bytes=self._segment_bytes)
+
     def delete(self, sync_dir: bool = True) -> None:
         """Remove the partition's files (topic deletion); the object is closed.
 
@@ -381,6 +416,17 @@ def _create_segment(directory: str, base: int) -> _Segment:
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
     os.close(fd)
     return _Segment(base, path, end_offset=base)
+
+
+def recover_rewrite(directory: str) -> None:
+    """Finish or undo a :meth:`PartitionLog.rewrite` a crash cut short: the rewritten log
+    wins once the old one was moved aside, else the old one stays."""
+    staged, replaced = directory + REWRITTEN_SUFFIX, directory + REPLACED_SUFFIX
+    if os.path.isdir(replaced):
+        if not os.path.isdir(directory) and os.path.isdir(staged):
+            os.rename(staged, directory)
+        shutil.rmtree(replaced, ignore_errors=True)
+    shutil.rmtree(staged, ignore_errors=True)
 
 
 def _read_log_start(directory: str) -> int:

@@ -372,6 +372,12 @@ def iter_frame_bounds(buf: bytes, start: int, end: int) -> Iterator[tuple[int, i
         pos = frame_end
 
 
+def frame_records(buf: bytes, pos: int) -> int:
+    """How many records the validated frame at ``pos`` holds (a batch frame several)."""
+    flags, key_len = FRAME.unpack_from(buf, pos)[3], FRAME.unpack_from(buf, pos)[6]
+    return int(key_len) if flags & FRAME_FLAG_BATCH else 1
+
+
 def frame_timestamp(buf: bytes, pos: int) -> int:
     """The write timestamp (ms) of the frame at ``pos``."""
     timestamp: int = FRAME.unpack_from(buf, pos)[5]

@@ -10,6 +10,11 @@ dying; ``"interval"`` then fsyncs every ``interval_ms`` while there is anything
 unsynced (a machine crash loses at most that last interval), ``"never"`` leaves
 it to the OS when data reaches the disk.
 
+Whoever keeps something derived from the records (the server's
+``__consumer_offsets`` topic) sets :attr:`GroupCommitWriter.on_durable`: it is
+called on the trio thread with each run of records once they are durable as
+the policy defines it, in the order they are in the log.
+
 Any write error fails the writer for good (an fsync error in particular must
 not be retried: the kernel may already have dropped the dirty pages). Pending
 and later commits raise StorageFailedError and the server is expected to exit.
@@ -113,6 +118,9 @@ class GroupCommitWriter:
         self._compacted_segments: tuple[Segment, ...] = ()
         self._last_compaction_ms: int | None = None
         self._last_compaction_check = _now()
+        self.on_durable: Callable[[Sequence[Record]], None] | None = None
+        # Called on the trio thread after each compaction, with its time and retention.
+        self.on_compacted: Callable[[int, int], object] | None = None
 
     @property
     def policy(self) -> str:
@@ -143,6 +151,7 @@ class GroupCommitWriter:
         self.stats.commits += 1
         if self._policy != "always":
             self._append_now(records)
+            self._durable(records)
             await trio.lowlevel.checkpoint()
             return
         batch = self._batch
@@ -164,6 +173,7 @@ class GroupCommitWriter:
         if records:
             self.stats.commits += 1
             self._append_now(records)
+            self._durable(records)
         return True
 
     def commit_now(self, records: Sequence[Record]) -> None:
@@ -185,6 +195,15 @@ class GroupCommitWriter:
                 self._sync(_now())
             except (OSError, StorageError) as exc:
                 raise self._fail(exc) from exc
+        self._durable(records)
+
+    def _durable(self, records: Sequence[Record]) -> None:
+        """Tell `on_durable` about records now durable; its failure is its own."""
+        if self.on_durable is not None:
+            try:
+                self.on_durable(records)
+            except Exception:
+                log.exception("on_durable failed for %d records", len(records))
 
     def _append_now(self, records: Sequence[Record]) -> None:
         try:
@@ -285,6 +304,7 @@ class GroupCommitWriter:
         except BaseException as exc:
             self._release_batch(batch, self._stopped_error(), exc)
             raise
+        self._durable(batch.records)
         self._release_batch(batch, None)
 
     def _append_and_sync(self, records: list[Record], now: float, timestamp_ms: int) -> None:
@@ -342,6 +362,11 @@ class GroupCommitWriter:
             raise self._fail(exc) from exc
         self.stats.compactions += 1
         self._last_compaction_ms = now_ms
+        if self.on_compacted is not None:
+            try:
+                self.on_compacted(now_ms, retention_ms)
+            except Exception:
+                log.exception("on_compacted failed")
         # Only the segments this compaction produced (or left as they were): segments
         # closed by appends while it ran still need compacting.
         covered = stats.segments_before if stats.skipped else stats.segments_after

@@ -19,6 +19,7 @@ from kcsim.protocol.record_batch import BatchRejected, produced_batch
 
 from ..context import Pending
 from ..dispatch import serves
+from ..offsets_topic import is_internal
 
 ProduceResponse = response_class(0)
 FetchResponse = response_class(1)
@@ -74,6 +75,10 @@ def produce(broker: Any, ctx: Any, request: Any) -> Any:
                                     log_append_time_ms=-1, log_start_offset=-1))
                 continue
             partition = topic.partitions[p.index]
+            if is_internal(topic.name):  # as Kafka: "Cannot append to internal topic"
+                parts.append(_PPart(index=p.index, error_code=ErrorCode.INVALID_TOPIC_EXCEPTION,
+                                    base_offset=-1, log_append_time_ms=-1, log_start_offset=-1))
+                continue
             err, base, msg = _append(partition, p.records, ctx.api_version)
             appended = appended or err == 0
             parts.append(_PPart(index=p.index, error_code=err, base_offset=base,

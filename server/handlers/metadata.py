@@ -9,6 +9,7 @@ from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 
 from ..dispatch import serves
+from ..offsets_topic import is_internal
 from ..routing import broker_nodes, coordinator_node
 from ..topics import topic_name_problem
 from .topic_admin import topic_record
@@ -34,7 +35,8 @@ def _describe_topic(broker: Any, topic: Any, ops: bool) -> Any:
                    replica_nodes=[node], isr_nodes=[node], offline_replicas=[])
         for p in topic.partitions
     ]
-    return _Topic(error_code=0, name=topic.name, topic_id=topic.topic_id, is_internal=False,
+    return _Topic(error_code=0, name=topic.name, topic_id=topic.topic_id,
+                  is_internal=is_internal(topic.name),
                   partitions=parts,
                   topic_authorized_operations=TOPIC_OPERATIONS if ops else INT32_MIN)
 

@@ -10,6 +10,7 @@ from kcsim.protocol.errors import ErrorCode
 from kcsim.storage.records import Record
 
 from ..dispatch import serves
+from ..offsets_topic import is_internal
 from ..topic_records import TopicKey, TopicValue
 from ..topics import DEFAULT_TOPIC_CONFIGS, topic_name_problem
 
@@ -126,6 +127,13 @@ def delete_topics(broker: Any, ctx: Any, request: Any) -> Any:
         topic = broker.topics.get(name) if name is not None else broker.topics.by_id.get(topic_id)
         if topic is not None and topic in deleted:
             topic = None  # named twice: the second finds it gone
+        if topic is not None and is_internal(topic.name):
+            # Refused as a cluster that does not let this client delete it would refuse
+            # (docs/kafka-differences.md): the broker writes this topic itself.
+            results.append(R.DeletableTopicResult(
+                name=name, topic_id=topic_id or uuid.UUID(int=0),
+                error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, error_message=None))
+            continue
         if topic is None:
             err = ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             results.append(R.DeletableTopicResult(
@@ -165,6 +173,8 @@ def create_partitions(broker: Any, ctx: Any, request: Any) -> Any:
         topic = broker.topics.get(t.name)
         if t.name in grown:
             err, msg = ErrorCode.INVALID_REQUEST, f"Duplicate topic {t.name} in the request."
+        elif is_internal(t.name):  # its partition count places the groups' records
+            err, msg = ErrorCode.TOPIC_AUTHORIZATION_FAILED, None
         elif topic is None:
             err, msg = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{t.name}' does not exist."
         elif t.count <= len(topic.partitions):

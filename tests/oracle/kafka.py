@@ -50,6 +50,7 @@ GROUP_SETTINGS: tuple[tuple[str, str, int], ...] = (
     ("default_partitions", "num.partitions", 1),
     ("consumer_group_session_timeout_ms", "group.consumer.session.timeout.ms", 45000),
     ("consumer_group_heartbeat_interval_ms", "group.consumer.heartbeat.interval.ms", 5000),
+    ("offsets_topic_num_partitions", "offsets.topic.num.partitions", 1),
 )
 
 # Settings every test broker gets; `KafkaBroker(settings=...)` adds or overrides.
@@ -57,7 +58,6 @@ TEST_SETTINGS: dict[str, str] = {
     **{prop: str(value) for _, prop, value in GROUP_SETTINGS},
     "auto.create.topics.enable": "true",
     "offsets.topic.replication.factor": "1",
-    "offsets.topic.num.partitions": "1",
     "transaction.state.log.replication.factor": "1",
     "transaction.state.log.min.isr": "1",
     "transaction.state.log.num.partitions": "1",

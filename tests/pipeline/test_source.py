@@ -57,13 +57,16 @@ def test_group_and_topic_filters_select_the_same_rows_pushed_down(spark: Any,
 
 def test_messages_have_spark_kafka_columns_for_every_codec(spark: Any, workload_dir: Any) -> None:
     data_dir, work = workload_dir
-    messages = read(spark, data_dir, "messages")
-    assert messages.columns == ["key", "value", "topic", "partition", "offset", "timestamp",
-                                "timestampType", "headers"]
+    every = read(spark, data_dir, "messages")
+    assert every.columns == ["key", "value", "topic", "partition", "offset", "timestamp",
+                             "timestampType", "headers"]
+    # the produced topic, and the broker's own __consumer_offsets (the group's commits)
+    assert {r.topic for r in every.select("topic").collect()} == {
+        scenario.TOPIC, "__consumer_offsets"}
+    messages = every.where(f"topic = '{scenario.TOPIC}'")
     got = {(r.partition, r.offset): (r.key, r.value, [(h.key, h.value) for h in r.headers])
            for r in messages.collect()}
     assert got == work.produced
-    assert {r.topic for r in messages.select("topic").collect()} == {scenario.TOPIC}
 
 
 @pytest.mark.java
@@ -101,12 +104,15 @@ def test_a_torn_tail_ends_the_read_where_a_servers_start_would_cut_it(
     complete = len(replayed(data_dir))
     with open(meta, "ab") as f:
         f.write(b"\x40\x00\x00\x00\x12\x34")  # the start of a frame, never finished
-    partition = next((data_dir / "partitions").glob("*/2/*.log"))
+    topic_id = next(r.value.topic_id for r in replayed(data_dir)
+                    if type(r.key).__name__ == "TopicKey" and r.key.name == scenario.TOPIC)
+    partition = next((data_dir / "partitions" / bytes(topic_id).hex() / "2").glob("*.log"))
     with open(partition, "ab") as f:
         f.write(b"\x99" * 20)
     assert read(spark, data_dir).count() == complete == len(replayed(data_dir))
     produced = sum(1 for p, _ in work.produced if p == 2)
-    assert read(spark, data_dir, "messages").where("partition = 2").count() == produced
+    assert read(spark, data_dir, "messages").where(
+        f"topic = '{scenario.TOPIC}' AND partition = 2").count() == produced
     torn = {r.path: r for r in read(spark, data_dir, "segments").collect() if r.torn}
     assert set(torn) == {str(meta), str(partition)}
     assert torn[str(meta)].problem == "partial frame"

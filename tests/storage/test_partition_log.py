@@ -199,3 +199,39 @@ def test_a_delete_without_a_dir_sync_waits_for_no_disk(tmp_path, fsynced):
     log.delete(sync_dir=False)
     assert fsynced == []
     assert not (tmp_path / "0").exists()
+
+
+def test_rewrite_keeps_offsets_moves_the_start_and_survives_reopen(tmp_path):
+    log = PartitionLog.open(tmp_path / "p", segment_bytes=400)
+    fill(log, 6)  # offsets 0..17, three per batch
+    kept = [(9, 5, batch(9, 3), 9), (15, 2, batch(15, 3), 15)]  # 9..14 and 15..17
+    log = log.rewrite(kept, 9)
+    assert (log.log_start_offset, log.log_end_offset) == (9, 18)
+    assert [b for _, b in log.read(12, 1 << 20)] == [batch(9, 3), batch(15, 3)]
+    log.append(18, 0, batch(18, 1), 18)
+    log.close()
+    log = PartitionLog.open(tmp_path / "p", segment_bytes=400)
+    assert (log.log_start_offset, log.log_end_offset) == (9, 19)
+    assert [base for base, _ in log.read(9, 1 << 20)] == [9, 15, 18]
+    log.close()
+
+
+def test_a_rewrite_cut_short_by_a_crash_is_finished_or_undone(tmp_path):
+    from kcsim.storage import recover_rewrite
+
+    directory = tmp_path / "p"
+    log = PartitionLog.open(directory)
+    fill(log, 2)
+    log.close()
+    staged = PartitionLog.open(str(directory) + ".rewritten")  # written, not yet swapped in
+    staged.close()
+    recover_rewrite(str(directory))  # the old log stays
+    assert not os.path.exists(str(directory) + ".rewritten")
+    assert PartitionLog.open(directory).log_end_offset == 6
+
+    os.rename(directory, str(directory) + ".replaced")  # moved aside, new one not in place
+    fresh = PartitionLog.open(str(directory) + ".rewritten")
+    fresh.close()
+    recover_rewrite(str(directory))  # the rewritten log wins
+    assert not os.path.exists(str(directory) + ".replaced")
+    assert PartitionLog.open(directory).log_end_offset == 0

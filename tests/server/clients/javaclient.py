@@ -106,10 +106,12 @@ def _wheel_jars() -> list[Path]:
     return sorted(lib.glob("*.jar"))
 
 
-def classpath(version: str = WHEEL_CLIENT) -> str:
-    """Compiled test sources plus the jars; compiles only when a source or jar changed."""
-    libs = jars(version)
-    sources = sorted(SOURCES.glob("*.java"))
+def classpath(version: str = WHEEL_CLIENT, source_dir: Path = SOURCES,
+              libs: list[Path] | None = None) -> str:
+    """Compiled test sources (of `source_dir`) plus the jars (kafka-clients `version`'s, or
+    `libs`); compiles only when a source or jar changed."""
+    libs = jars(version) if libs is None else libs
+    sources = sorted(source_dir.glob("*.java"))
     digest = hashlib.sha256()
     for path in sources + libs:
         digest.update(path.name.encode())
@@ -133,9 +135,10 @@ def classpath(version: str = WHEEL_CLIENT) -> str:
     return os.pathsep.join([str(out), *map(str, libs)])
 
 
-def run(main_class: str, *args: str, timeout: float = 90,
-        version: str = WHEEL_CLIENT) -> subprocess.CompletedProcess[str]:
-    """Run a compiled test class on kafka-clients `version`; its stdout and stderr as text."""
+def run(main_class: str, *args: str, timeout: float = 90, version: str = WHEEL_CLIENT,
+        class_path: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run a compiled test class on kafka-clients `version` (or on `class_path`); its
+    stdout and stderr as text."""
     cmd = ["java", "-Xshare:auto", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-           "-cp", classpath(version), main_class, *args]
+           "-cp", class_path or classpath(version), main_class, *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)

@@ -6,7 +6,8 @@ with everything before it; damage before the tail stops start-up with exit code
 A missing segment and a second server on the same data dir are refused clearly.
 
 Each test commits offsets 1..N for one partition, one record each, right after
-the topic record: the record at log position i holds offset i, so the offset a
+the two topic records (`__consumer_offsets`, written at the first start, then the
+test's topic): the record at log position i + 1 holds offset i, so the offset a
 restarted server returns tells exactly which records it kept.
 """
 
@@ -33,6 +34,7 @@ TOPIC, GROUP = "t", "g"
 SEGMENT_HEADER = 32  # bytes before the first frame of a segment file
 FRAME_PREFIX = 8  # length u32 + crc u32; length counts the bytes after them
 SMALL_SEGMENTS = {"segment_bytes": 1024, "compaction_interval_ms": 0}
+FIRST_COMMIT_AT = 2  # log position of offset 1: after the two topic records
 
 
 def commit_sequence(server: Any, count: int) -> None:
@@ -145,13 +147,13 @@ def test_corrupt_middle_segment_refuses_start_until_repair(small_server: Any) ->
 
     small_server.settings["repair"] = True
     small_server.start()
-    assert committed(small_server) == base + damaged - 1
+    assert committed(small_server) == base + damaged - FIRST_COMMIT_AT
     log = small_server.stderr(all_runs=False)
     assert f"cutting the log at byte {starts[damaged]} of {middle}" in log, log
 
     small_server.settings["repair"] = False  # the repaired log needs no further repair
     small_server.restart()
-    assert committed(small_server) == base + damaged - 1
+    assert committed(small_server) == base + damaged - FIRST_COMMIT_AT
 
 
 def test_missing_segment_refuses_start(small_server: Any) -> None:
@@ -168,7 +170,7 @@ def test_missing_segment_refuses_start(small_server: Any) -> None:
 
     small_server.settings["repair"] = True
     small_server.start()
-    assert committed(small_server) == int(files[1].stem) - 1
+    assert committed(small_server) == int(files[1].stem) - FIRST_COMMIT_AT
 
 
 def test_second_server_on_same_data_dir_is_refused(kcsim_server: Any) -> None:

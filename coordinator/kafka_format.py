@@ -1,0 +1,295 @@
+"""The coordinator's records in Kafka's own `__consumer_offsets` format.
+
+Lag monitors (Burrow, the Prometheus consumer-group exporters) and Kafka's own
+`GroupCoordinatorRecordSerde` read that topic: a record's key is its record type
+(int16) then the key body, its value the value version (int16) then the value
+body, a tombstone has no value. This module turns one kcsim record into that
+key and value, and says which partition of the topic it belongs in; it is pure
+(no I/O), so the server's topic view and the tests share it.
+
+Record types are Kafka 4.x's (1 offset commit, 2 classic group, 3 and 5-8 the
+KIP-848 consumer group; 4, the partition metadata Kafka 4.x no longer writes,
+kcsim never had). KIP-1249 gives its paused-partitions record no type id, so
+kcsim writes it under :data:`PAUSED_RECORD_TYPE`, far above Kafka's range
+(0-21 in Kafka 4.4): a reader built on Kafka's serde meets it as an unknown
+type and can skip it, as Kafka's own loader skips types it does not know.
+"""
+
+from __future__ import annotations
+
+import functools
+import struct
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from kcsim.protocol.codecs import data_codec
+from kcsim.protocol.primitives import uvarint_bytes
+
+from .records import (
+    ConsumerGroupCurrentMemberAssignmentKey,
+    ConsumerGroupMemberKey,
+    ConsumerGroupMetadataKey,
+    ConsumerGroupTargetAssignmentMemberKey,
+    ConsumerGroupTargetAssignmentMetadataKey,
+    GroupMetadataKey,
+    OffsetCommitKey,
+    PausedTopicPartitionsKey,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kcsim.storage.records import Record
+
+OFFSETS_TOPIC = "__consumer_offsets"
+DEFAULT_PARTITIONS = 50  # Kafka's offsets.topic.num.partitions
+
+OFFSET_COMMIT_TYPE = 1
+GROUP_METADATA_TYPE = 2
+CONSUMER_GROUP_METADATA_TYPE = 3
+CONSUMER_GROUP_MEMBER_TYPE = 5
+TARGET_ASSIGNMENT_METADATA_TYPE = 6
+TARGET_ASSIGNMENT_MEMBER_TYPE = 7
+CURRENT_MEMBER_ASSIGNMENT_TYPE = 8
+PAUSED_RECORD_TYPE = 1249  # kcsim's choice for KIP-1249's record: the KIP's number
+
+_SHORT = struct.Struct(">h")
+_ZERO_ID = uuid.UUID(int=0)
+
+
+def java_string_hash(text: str) -> int:
+    """Java's `String.hashCode`: over UTF-16 code units, in 32-bit two's complement."""
+    h = 0
+    units = text.encode("utf-16-be")
+    for i in range(0, len(units), 2):
+        h = (31 * h + ((units[i] << 8) | units[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def partition_for(group_id: str, partitions: int) -> int:
+    """The `__consumer_offsets` partition of a group, as Kafka's coordinator picks it:
+    `Utils.abs(groupId.hashCode()) % partitions`, where `Utils.abs(Integer.MIN_VALUE)`
+    is 0 (not Java's `Math.abs`, which stays negative there)."""
+    h = java_string_hash(group_id)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+class _Codec:
+    """One record type: its key and value bodies, compiled once."""
+
+    __slots__ = ("_encode_key", "_encode_value", "key_cls", "type_prefix", "value_cls")
+
+    def __init__(self, type_id: int, key: str, value: str) -> None:
+        key_codec, value_codec = data_codec(key), data_codec(value)
+        self.type_prefix = _SHORT.pack(type_id)
+        self.key_cls: Any = key_codec.cls
+        self.value_cls: Any = value_codec.cls
+        self._encode_key = key_codec.encoder(0)
+        self._encode_value = {v: value_codec.encoder(v) for v in (0, 1, 3, 4)
+                              if v in value_codec.message.valid}
+
+    def key(self, body: Any) -> bytes:
+        out = bytearray(self.type_prefix)
+        self._encode_key(body, out)
+        return bytes(out)
+
+    def value(self, body: Any, version: int) -> bytes:
+        out = bytearray(_SHORT.pack(version))
+        self._encode_value[version](body, out)
+        return bytes(out)
+
+
+_OFFSET = _Codec(OFFSET_COMMIT_TYPE, "OffsetCommitKey", "OffsetCommitValue")
+_GROUP = _Codec(GROUP_METADATA_TYPE, "GroupMetadataKey", "GroupMetadataValue")
+_MEMBER_METADATA = _GROUP.value_cls.MemberMetadata
+_CG_EPOCH = _Codec(CONSUMER_GROUP_METADATA_TYPE, "ConsumerGroupMetadataKey",
+                   "ConsumerGroupMetadataValue")
+_CG_MEMBER = _Codec(CONSUMER_GROUP_MEMBER_TYPE, "ConsumerGroupMemberMetadataKey",
+                    "ConsumerGroupMemberMetadataValue")
+_CG_TARGET_EPOCH = _Codec(TARGET_ASSIGNMENT_METADATA_TYPE,
+                          "ConsumerGroupTargetAssignmentMetadataKey",
+                          "ConsumerGroupTargetAssignmentMetadataValue")
+_CG_TARGET = _Codec(TARGET_ASSIGNMENT_MEMBER_TYPE, "ConsumerGroupTargetAssignmentMemberKey",
+                    "ConsumerGroupTargetAssignmentMemberValue")
+_CG_CURRENT = _Codec(CURRENT_MEMBER_ASSIGNMENT_TYPE, "ConsumerGroupCurrentMemberAssignmentKey",
+                     "ConsumerGroupCurrentMemberAssignmentValue")
+_PAUSED = _Codec(PAUSED_RECORD_TYPE, "PausedTopicPartitionsKey", "PausedTopicPartitionsValue")
+
+
+def _ids(cls: Any, stored: list[Any]) -> list[Any]:
+    return [cls(topic_id=uuid.UUID(bytes=bytes(tp.topic_id)), partitions=list(tp.partitions))
+            for tp in stored]
+
+
+def _offset_commit_declared(key: Any, value: Any, version: int) -> tuple[bytes, bytes | None]:
+    """An offset commit through the declared schemas: the reference the packed form below
+    is tested against, and the way for the rare value version 1."""
+    body = _OFFSET.key(_OFFSET.key_cls(group=key.group, topic=key.topic,
+                                       partition=key.partition))
+    if value is None:
+        return body, None
+    expires = value.expire_timestamp
+    return body, _OFFSET.value(_OFFSET.value_cls(
+        offset=value.offset, leader_epoch=value.leader_epoch, metadata=value.metadata or "",
+        commit_timestamp=value.commit_timestamp, expire_timestamp=expires,
+        topic_id=_ZERO_ID), 1 if expires != -1 else version)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _offset_key_prefix(group: str, topic: str) -> bytes:
+    g, t = group.encode(), topic.encode()
+    return b"".join((_SHORT.pack(OFFSET_COMMIT_TYPE), _SHORT.pack(len(g)), g,
+                     _SHORT.pack(len(t)), t))
+
+
+_INT = struct.Struct(">i")
+_V3_HEAD = struct.Struct(">hqih")
+_V4_HEAD = struct.Struct(">hqi")
+_V4_NO_METADATA = struct.Struct(">hqibqb")  # the usual commit: empty metadata, no tags
+_LONG = struct.Struct(">q")
+
+
+def offset_commit(key: Any, value: Any, version: int = 4) -> tuple[bytes, bytes | None]:
+    """An offset commit's key and value, packed directly: it is the record written on
+    every commit (:func:`kafka_record` gives the same, for any record)."""
+    body = _offset_key_prefix(key.group, key.topic) + _INT.pack(key.partition)
+    if value is None:
+        return body, None
+    if value.expire_timestamp != -1:
+        return _offset_commit_declared(key, value, version)
+    if version == 4 and not value.metadata:
+        return body, _V4_NO_METADATA.pack(4, value.offset, value.leader_epoch, 1,
+                                          value.commit_timestamp, 0)
+    metadata = (value.metadata or "").encode()
+    if version == 4:  # flexible: compact string, empty tag section
+        n = len(metadata) + 1
+        size = bytes((n,)) if n < 0x80 else uvarint_bytes(n)
+        return body, b"".join((_V4_HEAD.pack(4, value.offset, value.leader_epoch), size,
+                               metadata, _LONG.pack(value.commit_timestamp), b"\x00"))
+    return body, b"".join((_V3_HEAD.pack(3, value.offset, value.leader_epoch, len(metadata)),
+                           metadata, _LONG.pack(value.commit_timestamp)))
+
+
+def _group_metadata(key: Any, value: Any) -> tuple[bytes, bytes | None]:
+    body = _GROUP.key(_GROUP.key_cls(group=key.group))
+    if value is None:
+        return body, None
+    members = [
+        _MEMBER_METADATA(
+            member_id=m.member_id, group_instance_id=m.group_instance_id,
+            client_id=m.client_id, client_host=m.client_host,
+            rebalance_timeout=m.rebalance_timeout_ms, session_timeout=m.session_timeout_ms,
+            subscription=m.protocols[0][1] if m.protocols else b"", assignment=m.assignment)
+        for m in value.members
+    ]
+    return body, _GROUP.value(_GROUP.value_cls(
+        protocol_type=value.protocol_type, generation=value.generation,
+        protocol=value.protocol, leader=value.leader,
+        current_state_timestamp=value.state_timestamp, members=members), 3)
+
+
+def _group_key(codec: _Codec, key: Any) -> bytes:
+    return codec.key(codec.key_cls(group_id=key.group))
+
+
+def _member_key(codec: _Codec, key: Any) -> bytes:
+    return codec.key(codec.key_cls(group_id=key.group, member_id=key.member_id))
+
+
+def _consumer_group_epoch(key: Any, value: Any) -> tuple[bytes, bytes | None]:
+    body = _group_key(_CG_EPOCH, key)
+    if value is None:
+        return body, None
+    return body, _CG_EPOCH.value(_CG_EPOCH.value_cls(
+        epoch=value.epoch, metadata_hash=value.metadata_hash), 0)
+
+
+def _consumer_group_member(key: Any, value: Any) -> tuple[bytes, bytes | None]:
+    body = _member_key(_CG_MEMBER, key)
+    if value is None:
+        return body, None
+    return body, _CG_MEMBER.value(_CG_MEMBER.value_cls(
+        instance_id=value.instance_id, rack_id=value.rack_id, client_id=value.client_id,
+        client_host=value.client_host, subscribed_topic_names=list(value.subscribed_topic_names),
+        subscribed_topic_regex=value.subscribed_topic_regex,
+        rebalance_timeout_ms=value.rebalance_timeout_ms,
+        server_assignor=value.server_assignor), 0)
+
+
+def _target_epoch(key: Any, value: Any) -> tuple[bytes, bytes | None]:
+    body = _group_key(_CG_TARGET_EPOCH, key)
+    if value is None:
+        return body, None
+    return body, _CG_TARGET_EPOCH.value(_CG_TARGET_EPOCH.value_cls(
+        assignment_epoch=value.assignment_epoch), 0)
+
+
+def _target_member(key: Any, value: Any) -> tuple[bytes, bytes | None]:
+    body = _member_key(_CG_TARGET, key)
+    if value is None:
+        return body, None
+    cls = _CG_TARGET.value_cls
+    return body, _CG_TARGET.value(cls(
+        topic_partitions=_ids(cls.TopicPartition, value.topic_partitions)), 0)
+
+
+def _current_member(key: Any, value: Any) -> tuple[bytes, bytes | None]:
+    body = _member_key(_CG_CURRENT, key)
+    if value is None:
+        return body, None
+    cls = _CG_CURRENT.value_cls
+    return body, _CG_CURRENT.value(cls(
+        member_epoch=value.member_epoch, previous_member_epoch=value.previous_member_epoch,
+        state=value.state, assigned_partitions=_ids(cls.TopicPartitions, value.assigned),
+        partitions_pending_revocation=_ids(cls.TopicPartitions,
+                                           value.partitions_pending_revocation)), 0)
+
+
+def _paused(key: Any, value: Any) -> tuple[bytes, bytes | None]:
+    body = _group_key(_PAUSED, key)
+    if value is None:
+        return body, None
+    cls = _PAUSED.value_cls
+    return body, _PAUSED.value(cls(
+        paused_topic_partitions=_ids(cls.PausedTopicPartitions, value.topics)), 0)
+
+
+_ENCODERS: dict[type[Any], Callable[[Any, Any], tuple[bytes, bytes | None]]] = {
+    GroupMetadataKey: _group_metadata,
+    ConsumerGroupMetadataKey: _consumer_group_epoch,
+    ConsumerGroupMemberKey: _consumer_group_member,
+    ConsumerGroupTargetAssignmentMetadataKey: _target_epoch,
+    ConsumerGroupTargetAssignmentMemberKey: _target_member,
+    ConsumerGroupCurrentMemberAssignmentKey: _current_member,
+    PausedTopicPartitionsKey: _paused,
+}
+
+
+OFFSET_VALUE_VERSIONS = (3, 4)
+"""OffsetCommitValue versions a topic may be written in: 4 is what Kafka 4.x writes; 3 is
+what Kafka 2.1 to 3.x wrote, the newest some lag monitors decode (Burrow 1.2)."""
+
+
+def kafka_record(record: Record, offset_value_version: int = 4
+                 ) -> tuple[str, bytes, bytes | None] | None:
+    """(group id, key, value or None for a tombstone) of a coordinator record in Kafka's
+    format; None for a record that is not the coordinator's (the broker's topics).
+    An offset commit's value is written in `offset_value_version` (see
+    :data:`OFFSET_VALUE_VERSIONS`), or in version 1 when it carries an explicit expiry,
+    as Kafka does."""
+    key_type = type(record.key)
+    if key_type is OffsetCommitKey:
+        key, value = offset_commit(record.key, record.value, offset_value_version)
+        return record.key.group, key, value
+    encode = _ENCODERS.get(key_type)
+    if encode is None:
+        return None
+    key, value = encode(record.key, record.value)
+    return record.key.group, key, value
+
+
+def record_timestamp(record: Record) -> int | None:
+    """The time a record says it was written (an offset commit's commit time), if any."""
+    if type(record.key) is OffsetCommitKey and record.value is not None:
+        return record.value.commit_timestamp  # type: ignore[no-any-return]
+    return None
