@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from operator import attrgetter
 from sys import intern
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .state import (
     COMPLETING_REBALANCE,
@@ -154,6 +154,25 @@ _MEMBER_CHANGES = (
 )
 _member_fields = attrgetter(*_MEMBER_CHANGES)
 
+K = TypeVar("K")
+V = TypeVar("V")
+_ABSENT: Any = object()  # a key that was not in its table
+
+
+def _put_back(table: dict[Any, Any], key: object, old: object) -> None:
+    """Undo of `_put`: the key's old value, or no key (a key added last is popped from the
+    end, so the table's order is as it was)."""
+    if old is _ABSENT:
+        table.pop(key, None)
+    else:
+        table[key] = old
+
+
+def _refill(table: dict[Any, Any], before: dict[Any, Any]) -> None:
+    """Undo of `_pop`: the table as it was, in its order."""
+    table.clear()
+    table.update(before)
+
 
 class ClassicGroup:
     # Slots are laid out in this order: what ListGroups and DescribeGroups read
@@ -231,11 +250,11 @@ class ClassicGroup:
         self.from_log = False
 
     def image(self) -> object:
+        """The plain fields; the collections note each change instead (`_put`, `_pop`,
+        `_include`, `_exclude`), so a call costs the same in a group of 1 or 1,000 members."""
         return (
             self.state, self.previous_state, self.state_timestamp, self.protocol_type,
-            self.protocol_name, self.generation, self.leader_id, dict(self.members),
-            self._member_list, dict(self.static_members), set(self.pending_join),
-            set(self.pending_sync), self.awaiting_join_count, dict(self.protocol_support),
+            self.protocol_name, self.generation, self.leader_id, self.awaiting_join_count,
             self.subscribed_topics, self.new_member_added, self.from_log,
         )
 
@@ -243,11 +262,38 @@ class ClassicGroup:
         assert isinstance(image, tuple)
         (
             self.state, self.previous_state, self.state_timestamp, self.protocol_type,
-            self.protocol_name, self.generation, self.leader_id, self.members,
-            self._member_list, self.static_members, self.pending_join,
-            self.pending_sync, self.awaiting_join_count, self.protocol_support,
+            self.protocol_name, self.generation, self.leader_id, self.awaiting_join_count,
             self.subscribed_topics, self.new_member_added, self.from_log,
         ) = image
+        self._member_list = None  # derived from members: rebuilt when next asked
+
+    def _undoable(self) -> Journal | None:
+        journal = self._journal
+        return journal if journal is not None and journal.open else None
+
+    def _put(self, table: dict[K, V], key: K, value: V) -> None:
+        journal = self._undoable()
+        if journal is not None:
+            journal.on_undo(_put_back, table, key, table.get(key, _ABSENT))
+        table[key] = value
+
+    def _pop(self, table: dict[K, V], key: K) -> V | None:
+        journal = self._undoable()
+        if journal is not None and key in table:
+            journal.on_undo(_refill, table, dict(table))  # keeps the order: removals are rare
+        return table.pop(key, None)
+
+    def _include(self, members: set[str], member_id: str) -> None:
+        journal = self._undoable()
+        if journal is not None and member_id not in members:
+            journal.on_undo(members.discard, member_id)
+        members.add(member_id)
+
+    def _exclude(self, members: set[str], member_id: str) -> None:
+        journal = self._undoable()
+        if journal is not None and member_id in members:
+            journal.on_undo(members.add, member_id)
+        members.discard(member_id)
 
     # -- state ------------------------------------------------------------
 
@@ -273,35 +319,35 @@ class ClassicGroup:
                 raise RuntimeError(
                     f"static member {member.group_instance_id} is already in group {self.group_id}"
                 )
-            self.static_members[member.group_instance_id] = member.member_id
+            self._put(self.static_members, member.group_instance_id, member.member_id)
         if not self.members:
             self.protocol_type = member.protocol_type
         if self.protocol_type != member.protocol_type:
             raise RuntimeError("the group and member protocol types must be the same")
         if self.leader_id is None:
             self.leader_id = member.member_id
-        self.members[member.member_id] = member
+        self._put(self.members, member.member_id, member)
         self._member_list = None
         self._count_protocols(member, 1)
         member.join_waiter = join_waiter
         if join_waiter is not None:
             self.awaiting_join_count += 1
-        self.pending_join.discard(member.member_id)
+        self._exclude(self.pending_join, member.member_id)
 
     def remove(self, member_id: str) -> Member | None:
         self._changing()
-        removed = self.members.pop(member_id, None)
+        removed = self._pop(self.members, member_id)
         if removed is not None:
             self._member_list = None
             self._count_protocols(removed, -1)
             if removed.join_waiter is not None:
                 self.awaiting_join_count -= 1
             if removed.group_instance_id is not None:
-                self.static_members.pop(removed.group_instance_id, None)
+                self._pop(self.static_members, removed.group_instance_id)
         if self.is_leader(member_id):
             self.leader_id = next(iter(self.members), None)
-        self.pending_join.discard(member_id)
-        self.pending_sync.discard(member_id)
+        self._exclude(self.pending_join, member_id)
+        self._exclude(self.pending_sync, member_id)
         return removed
 
     def update_member(
@@ -363,16 +409,19 @@ class ClassicGroup:
 
     def await_sync(self, member_id: str) -> None:
         self._changing()
-        self.pending_sync.add(member_id)
+        self._include(self.pending_sync, member_id)
 
     def synced(self, member_id: str) -> None:
         if member_id in self.pending_sync:
             self._changing()
-            self.pending_sync.discard(member_id)
+            self._exclude(self.pending_sync, member_id)
 
     def clear_pending_sync(self) -> None:
         if self.pending_sync:
             self._changing()
+            journal = self._undoable()
+            if journal is not None:
+                journal.on_undo(self.pending_sync.update, set(self.pending_sync))
             self.pending_sync.clear()
 
     def replace_static_member(
@@ -383,7 +432,8 @@ class ClassicGroup:
         Returns (old, new); the caller fences the old member's parked requests.
         """
         self._changing()
-        old = self.members.pop(old_member_id)
+        old = self._pop(self.members, old_member_id)
+        assert old is not None, old_member_id
         new = Member(
             new_member_id,
             old.group_instance_id,
@@ -395,11 +445,11 @@ class ClassicGroup:
             old.protocols,
             old.assignment,
         )
-        self.members[new_member_id] = new
+        self._put(self.members, new_member_id, new)
         self._member_list = None
         if self.is_leader(old_member_id):
             self.leader_id = new_member_id
-        self.static_members[group_instance_id] = new_member_id
+        self._put(self.static_members, group_instance_id, new_member_id)
         return old, new
 
     def member_list(self) -> tuple[Member, ...]:
@@ -414,7 +464,7 @@ class ClassicGroup:
         if member_id in self.members:
             raise RuntimeError(f"{member_id} is already a member of group {self.group_id}")
         self._changing()
-        self.pending_join.add(member_id)
+        self._include(self.pending_join, member_id)
 
     def is_pending_member(self, member_id: str) -> bool:
         return member_id in self.pending_join
@@ -452,7 +502,7 @@ class ClassicGroup:
         name repeated would otherwise count past the group's size and match no member."""
         support = self.protocol_support
         for name in {name for name, _ in member.protocols}:
-            support[name] = support.get(name, 0) + delta
+            self._put(support, name, support.get(name, 0) + delta)
 
     def supports_protocols(self, protocol_type: str, protocol_names: set[str]) -> bool:
         if self.state is EMPTY:
