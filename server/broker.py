@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from kcsim.coordinator import Outcome, TransactionCoordinator, TxnConfig
+from kcsim.coordinator.records import ProducerIdBlockKey, TransactionKey
 from kcsim.protocol.apis import APIS
 from kcsim.protocol.codecs import codec
 from kcsim.protocol.errors import ErrorCode
@@ -50,11 +52,12 @@ from .control.request_log import RequestDigest, RequestLog
 from .error_answers import NoErrorAnswer, error_answer
 from .handlers import load_handlers
 from .handlers.groups import handle_group_request
+from .handlers.txn_endings import settle
 from .topic_records import TopicKey
 from .topics import TopicRegistry
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
+    from collections.abc import Awaitable, Callable
 
     from kcsim.coordinator import GroupCoordinator
     from kcsim.storage import Record
@@ -70,6 +73,7 @@ log = logging.getLogger("kcsim.broker")
 _HEAD = struct.Struct(">hhi")
 _SIZE_CORR = struct.Struct(">ii")
 _CACHE_LIMIT = 4096
+TRANSACTION_KEYS = frozenset({TransactionKey, ProducerIdBlockKey})
 
 
 class ProtocolViolation(Exception):
@@ -116,6 +120,9 @@ class Broker:
         self.config = config
         self.topics = topics if topics is not None else TopicRegistry()
         self.groups = groups
+        self.transactions = TransactionCoordinator(
+            TxnConfig(config.transaction_max_timeout_ms), self.topics)
+        self._recovered = False  # transactions left ending by a restart are finished once
         self.clock = clock if clock is not None else Clock()
         self.routes = self._wire_routes(load_handlers())
         self._plans: dict[int, _Plan] = {}
@@ -385,10 +392,43 @@ class Broker:
 
     def apply(self, record: Record) -> None:
         """The one path every durable change takes, live and at replay."""
-        if type(record.key) is TopicKey:
+        kind = type(record.key)
+        if kind is TopicKey:
             self.topics.apply(record)
+        elif kind in TRANSACTION_KEYS:
+            self.transactions.apply(record)
         elif self.groups is not None:
             self.groups.apply(record)
+
+    # -- time: the coordinators' deadlines ------------------------------------
+
+    def next_deadline(self) -> int | None:
+        """The earliest time the shell should tick at (0: at once)."""
+        if not self._recovered:
+            return 0
+        txn = self.transactions.next_deadline()
+        groups = self.groups.next_deadline() if self.groups is not None else None
+        if txn is None or groups is None:
+            return groups if txn is None else txn
+        return min(txn, groups)
+
+    def tick(self, now_ms: int) -> tuple[Outcome, Callable[[], None] | None]:
+        """Fire what is due at `now_ms` in both coordinators: the groups' outcome (with the
+        records of transactions that ended, timed out or were left ending by a restart),
+        and the markers to write once those records are durable."""
+        self.now_ms = now_ms
+        outcome = self.groups.tick(now_ms) if self.groups is not None else Outcome()
+        txn = self.transactions.tick(now_ms)
+        if not self._recovered:
+            self._recovered = True
+            recovered = self.transactions.recover()
+            for ending in recovered.endings:
+                ending.position += len(txn.records)
+            txn.records += recovered.records
+            txn.endings += recovered.endings
+        records, after = settle(self, txn, now_ms)
+        outcome.records += records
+        return outcome, after
 
     def change(self, records: list[Record], response: Any) -> Any:
         """Apply a handler's records, last thing before it returns, and answer once durable.

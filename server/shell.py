@@ -40,6 +40,8 @@ from .handlers.groups import log_failures
 from .socket_io import DirectSocket
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from kcsim.coordinator import Outcome
     from kcsim.storage import Record
 
@@ -158,8 +160,7 @@ class Server:
                     self.clock.start(self._clock_changed)
                     if self._writer is not None:
                         await nursery.start(self._writer.run)
-                    if self.broker.groups is not None:
-                        nursery.start_soon(self._timer)
+                    nursery.start_soon(self._timer)
                     nursery.start_soon(self._reap_idle)
                     for listener, address in bound:
                         nursery.start_soon(self._accept, listener, address, nursery)
@@ -186,9 +187,9 @@ class Server:
         """Re-arm the timer if the coordinator now has an earlier deadline (`force`: whatever
         it is, as after the clock changed)."""
         scope = self._timer_scope
-        if scope is None or self.broker.groups is None:
+        if scope is None:
             return
-        deadline = self.broker.groups.next_deadline()
+        deadline = self.broker.next_deadline()
         if force or (deadline is not None and deadline != self._armed_ms):
             self._armed_ms = deadline
             at = self.clock.to_trio(deadline) if deadline is not None else math.inf
@@ -196,29 +197,29 @@ class Server:
                 scope.deadline = at
 
     async def _timer(self) -> None:
-        groups = self.broker.groups
-        assert groups is not None
+        broker = self.broker
         while True:
-            deadline = groups.next_deadline()
+            deadline = broker.next_deadline()
             with trio.CancelScope() as scope:
                 scope.deadline = self.clock.to_trio(deadline) if deadline is not None else math.inf
                 self._armed_ms = deadline
                 self._timer_scope = scope
                 await trio.sleep_forever()
             self._timer_scope = None
-            outcome = groups.tick(self.clock.now_ms())
+            outcome, after = broker.tick(self.clock.now_ms())
             if outcome.failures:
                 log_failures(outcome.failures)
             await self._durable(outcome.records)
-            self.broker.release(outcome.responses)
-            self.broker.changes.notify()
+            if after is not None:
+                after()  # markers of transactions that ended: once their records are durable
+            broker.release(outcome.responses)
+            broker.changes.notify()
 
     def _clock_changed(self) -> None:
         """A test advanced, froze or resumed the clock: fire every deadline now due (in
         order, each at its own time), re-arm the timer, wake long polls to look again."""
-        groups = self.broker.groups
-        if groups is not None and self._nursery is not None:
-            outcome = groups.tick(self.clock.now_ms())
+        if self._nursery is not None:
+            outcome, after = self.broker.tick(self.clock.now_ms())
             if outcome.failures:
                 log_failures(outcome.failures)
             try:
@@ -226,20 +227,25 @@ class Server:
             except ConnectionAbort:  # storage failed: the server is stopping
                 return
             if durable:
+                if after is not None:
+                    after()
                 self.broker.release(outcome.responses)
             else:
-                self._nursery.start_soon(self._release_when_durable, outcome)
+                self._nursery.start_soon(self._release_when_durable, outcome, after)
             self._rearm(force=True)
         self.broker.data_arrived.unpark_all()
         self.broker.changes.notify()
 
-    async def _release_when_durable(self, outcome: Outcome) -> None:
+    async def _release_when_durable(self, outcome: Outcome,
+                                    after: Callable[[], None] | None) -> None:
         assert self._writer is not None
         try:
             await self._writer.commit(outcome.records)
         except StorageError as exc:
             self.fatal(exc)
             return
+        if after is not None:
+            after()
         self.broker.release(outcome.responses)
         self.broker.changes.notify()
 
