@@ -17,6 +17,7 @@ from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 from kcsim.storage.records import Record
 
+from .groups.classic import ClassicGroup
 from .groups.membership import validate_member
 from .groups.state import Request, Rule, rule
 from .shared.record_helpers import offset_record
@@ -44,8 +45,12 @@ class TxnOffsetHandlers:
         if record.value is None:
             self.rt.pending.remove(key.group, key.producer_id, key.topic, key.partition)
         else:
-            self.rt.pending.put(key.group, key.producer_id, key.topic, key.partition,
-                                record.value)
+            rt = self.rt
+            if key.group not in rt.groups and key.group not in rt.consumer_groups:
+                # As Kafka's TxnOffsetCommit, an unknown group becomes an Empty simple group.
+                rt.groups[key.group] = ClassicGroup(key.group, rt.now, journal=rt.journal,
+                                                    from_log=True)
+            rt.pending.put(key.group, key.producer_id, key.topic, key.partition, record.value)
 
     def commit(self, version: int, request: Any, ctx: RequestContext) -> Any:
         topics = self.rt.topics

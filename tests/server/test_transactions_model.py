@@ -150,6 +150,7 @@ def test_transactional_offsets_are_pending_until_commit_and_vanish_on_abort():
     assert m.add_offsets("tx", pid, epoch, "g") == 0
     assert m.txn_offset_commit("tx", pid, epoch, "g", {("in", 0): 5}) == {("in", 0): 0}
     assert m.committed("g") == {}
+    assert m.broker.groups.group_state("g") == "Empty"  # as Kafka, a simple group now exists
     assert m.fetch_offset("g", "in", 0) == (-1, E.UNSTABLE_OFFSET_COMMIT)
     assert m.fetch_offset("g", "in", 0, require_stable=False) == (-1, 0)
     m.end("tx", pid, epoch, False)
