@@ -58,6 +58,7 @@ def test_consume_transform_produce_commits_and_aborts_in_turn(kcsim: Any,
             producer.send_offsets_to_transaction(
                 [TopicPartition(source, 0, message.offset() + 1)],
                 consumer.consumer_group_metadata(), 10)
+            assert kcsim.pending_offsets(group) == {(source, 0): message.offset() + 1}
             if commit:
                 producer.commit_transaction(10)
             else:
@@ -94,3 +95,5 @@ def test_a_second_producer_with_the_same_id_fences_the_first(kcsim: Any,
     second.produce(sink, value=b"second", partition=0)
     second.commit_transaction(10)
     assert read_values(bootstrap, sink) == ["second"]
+    _, epoch, state = kcsim.transaction(txn_id)
+    assert (epoch, state) == (2, "CompleteCommit")  # the first's 0, its fence 1, the second 2
