@@ -16,10 +16,10 @@ import pytest
 
 pytest.importorskip("quixstreams")
 
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
 
-from .txnkit import read_values  # noqa: E402
+from .txnkit import read_values
 
 pytestmark = [pytest.mark.timeout(180)]
 APP = Path(__file__).parent / "apps" / "quix_count.py"
