@@ -10,6 +10,7 @@ is finished by `recover` after replay, as Kafka's coordinator does on load.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -390,7 +391,7 @@ class TransactionCoordinator:
                 transaction_timeout_ms=meta.timeout_ms,
                 transaction_start_time_ms=meta.start_ms, producer_id=meta.producer_id,
                 producer_epoch=meta.producer_epoch,
-                topics=[R.TopicData(name=tp.topic, partitions=tp.partitions)
+                topics=[R.TopicData(topic=tp.topic, partitions=tp.partitions)
                         for tp in value.partitions]))
         return R(throttle_time_ms=0, transaction_states=out)
 
@@ -400,12 +401,19 @@ class TransactionCoordinator:
         states = set(request.state_filters)
         pids = set(request.producer_id_filters)
         duration = request.duration_filter if version >= 1 else -1
+        pattern = request.transactional_id_pattern if version >= 2 else None
+        try:
+            matches = re.compile(pattern).fullmatch if pattern else None
+        except re.error:
+            return R(throttle_time_ms=0, error_code=E.INVALID_REGULAR_EXPRESSION,
+                     unknown_state_filters=[], transaction_states=[])
         out = [
             R.TransactionState(transactional_id=txn_id, producer_id=meta.producer_id,
                                transaction_state=meta.state.value)
             for txn_id, meta in sorted(self.txns.items())
             if (not states or meta.state.value in states)
             and (not pids or meta.producer_id in pids)
+            and (matches is None or matches(txn_id) is not None)
             and (duration < 0 or (meta.state is S.ONGOING
                                   and now_ms - meta.start_ms > duration))]
         return R(throttle_time_ms=0, error_code=0,

@@ -166,19 +166,21 @@ DescribeTransactionsResponse = response(
         f("transaction_start_time_ms", "int64"),
         f("producer_id", "int64"),
         f("producer_epoch", "int16"),
-        f("topics", array(_txn_topic("TopicData"))),
+        f("topics", array(struct("TopicData", f("topic", "string"),
+                                 f("partitions", array("int32"))))),
     ))),
 )
 
 ListTransactionsRequest = request(
-    "ListTransactionsRequest", 66, "0-1", "0+",
+    "ListTransactionsRequest", 66, "0-2", "0+",
     f("state_filters", array("string")),
     f("producer_id_filters", array("int64")),
     f("duration_filter", "int64", "1+", default=-1),
+    f("transactional_id_pattern", "string", "2+", nullable="2+", default=None),
 )
 
 ListTransactionsResponse = response(
-    "ListTransactionsResponse", 66, "0-1", "0+",
+    "ListTransactionsResponse", 66, "0-2", "0+",
     f("throttle_time_ms", "int32"),
     f("error_code", "int16"),
     f("unknown_state_filters", array("string")),
