@@ -252,3 +252,22 @@ def _end_request(txn_id: str, pid: int, epoch: int, commit: bool):
 
     return EndTxn(transactional_id=txn_id, producer_id=pid, producer_epoch=epoch,
                   committed=commit)
+
+
+def test_offset_retention_waits_for_offsets_pending_in_a_transaction():
+    from kcsim.coordinator import GroupConfig
+
+    m = Model(group_config=GroupConfig(offsets_retention_ms=10_000,
+                                       offsets_retention_check_interval_ms=1_000))
+    pid, epoch = begin(m)
+    m.add_offsets("tx", pid, epoch, "g")
+    m.txn_offset_commit("tx", pid, epoch, "g", {("in", 0): 3})
+    m.end("tx", pid, epoch, True)
+    m.add_offsets("tx", pid, epoch, "g")
+    m.txn_offset_commit("tx", pid, epoch, "g", {("in", 0): 5})
+    m.advance(20_000)  # past retention, with offset 5 pending
+    assert m.committed("g") == {("in", 0): 3}
+    m.end("tx", pid, epoch, False)
+    m.advance(1_000)
+    assert m.committed("g") == {}
+    assert m.broker.groups.group_state("g") is None

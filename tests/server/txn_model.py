@@ -49,8 +49,9 @@ class Ctx:
 
 class Model:
     def __init__(self, topics: dict[str, int] | None = None, max_timeout_ms: int = 900_000,
-                 now: int = 1_000_000) -> None:
+                 now: int = 1_000_000, group_config: GroupConfig | None = None) -> None:
         self.config = Config(in_memory=True, transaction_max_timeout_ms=max_timeout_ms)
+        self.group_config = group_config or GroupConfig()
         self.now = now
         self.log: list[Any] = []  # every record made durable, in order
         self.topic_sizes = topics or {"out": 2, "in": 1}
@@ -60,7 +61,7 @@ class Model:
         self.tick()
 
     def _broker(self, topics: TopicRegistry) -> Broker:
-        return Broker(self.config, topics, GroupCoordinator(GroupConfig(), topics))
+        return Broker(self.config, topics, GroupCoordinator(self.group_config, topics))
 
     # -- the shell's part ---------------------------------------------------------
 
