@@ -139,8 +139,8 @@ def _describe_transactions(version: int, request: Any, error: int) -> Any:
     R = response_class(65)
     return R(transaction_states=[
         R.TransactionState(error_code=error, transactional_id=t, transaction_state="",
-                           transaction_timeout_ms=0, transaction_start_time_ms=-1,
-                           producer_id=-1, producer_epoch=-1, topics=[])
+                           transaction_timeout_ms=0, transaction_start_time_ms=0,
+                           producer_id=0, producer_epoch=0, topics=[])
         for t in request.transactional_ids])
 
 

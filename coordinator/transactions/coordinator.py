@@ -378,10 +378,11 @@ class TransactionCoordinator:
         for txn_id in request.transactional_ids:
             meta = self.txns.get(txn_id)
             if meta is None:
+                # Kafka leaves the other fields at their zero values.
                 out.append(R.TransactionState(
                     error_code=E.TRANSACTIONAL_ID_NOT_FOUND, transactional_id=txn_id,
                     transaction_state="", transaction_timeout_ms=0,
-                    transaction_start_time_ms=-1, producer_id=-1, producer_epoch=-1, topics=[]))
+                    transaction_start_time_ms=0, producer_id=0, producer_epoch=0, topics=[]))
                 continue
             value = meta.to_value()
             if meta.state not in _OPEN:

@@ -1,0 +1,204 @@
+"""Transactions, kcsim against Kafka: InitProducerId with a transactional id, AddPartitionsToTxn,
+AddOffsetsToTxn, TxnOffsetCommit, EndTxn at every version both serve, fencing, the last stable
+offset, RequireStable, and what DescribeTransactions and ListTransactions say.
+
+Producer ids are the broker's to choose: they are compared as placeholders.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kcsim.protocol.codecs import request_class
+
+from . import ops
+from .ops import LIST_OFFSETS, OFFSET_FETCH
+
+if TYPE_CHECKING:
+    from .harness import Run
+
+Across = Any
+PRODUCE, INIT, ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT = 0, 22, 24, 25, 26, 28
+DESCRIBE_TXNS, LIST_TXNS = 65, 66
+COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR = 14, 15, 16
+CONCURRENT_TRANSACTIONS = 51
+RETRIED = {COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
+           CONCURRENT_TRANSACTIONS}
+
+
+def _pid(answer: Any) -> Any:
+    if getattr(answer, "producer_id", -1) >= 0:
+        answer.producer_id = "<pid>"
+    return answer
+
+
+def locate(run: Run, txn_id: str) -> None:
+    """FindCoordinator with key type 1, until found (Kafka creates its transaction log on the
+    first ask); the final answer is compared."""
+    cls = request_class(10)
+    found: list[Any] = []
+
+    def located() -> bool:
+        found.append(run.call(10, 4, cls(key_type=1, coordinator_keys=[txn_id]), compare=False))
+        return found[-1].coordinators[0].error_code == 0
+
+    run.until("the transaction coordinator", located, timeout=60)
+    run.record(10, 4, found[-1])
+
+
+def init(run: Run, txn_id: str, timeout_ms: int = 60000, label: str = "") -> Any:
+    """InitProducerId v4, retried (uncompared) while the coordinator is loading or a
+    transaction is completing; the final answer is compared."""
+    cls = request_class(INIT)
+    request = cls(transactional_id=txn_id, transaction_timeout_ms=timeout_ms, producer_id=-1,
+                  producer_epoch=-1)
+    answers: list[Any] = []
+
+    def done() -> bool:
+        answers.append(run.call(INIT, 4, request, compare=False))
+        return answers[-1].error_code not in RETRIED
+
+    run.until(f"InitProducerId of {txn_id}", done, timeout=60)
+    answer = answers[-1]
+    pid, epoch = answer.producer_id, answer.producer_epoch
+    run.record(INIT, 4, _pid(answer), label)
+    return pid, epoch
+
+
+def add_partitions(run: Run, txn_id: str, pid: int, epoch: int,
+                   partitions: dict[str, list[int]], version: int = 3) -> Any:
+    cls = request_class(ADD_PARTITIONS)
+    return run.call(ADD_PARTITIONS, version, cls(
+        v3_and_below_transactional_id=txn_id, v3_and_below_producer_id=pid,
+        v3_and_below_producer_epoch=epoch, v3_and_below_topics=[
+            cls.AddPartitionsToTxnTopic(name=t, partitions=ps) for t, ps in partitions.items()]))
+
+
+def end(run: Run, txn_id: str, pid: int, epoch: int, commit: bool, version: int) -> Any:
+    cls = request_class(END_TXN)
+    answer = run.call(END_TXN, version, cls(transactional_id=txn_id, producer_id=pid,
+                                            producer_epoch=epoch, committed=commit),
+                      compare=False)
+    run.record(END_TXN, version, _pid(answer))
+    return answer
+
+
+def produce(run: Run, topic: str, txn_id: str, pid: int, epoch: int, seq: int) -> Any:
+    from tests.server.fuzz.batches import batch
+
+    cls = request_class(PRODUCE)
+    raw = batch([b"v"], producer_id=pid, producer_epoch=epoch, base_sequence=seq,
+                attributes=0x10)
+    return run.call(PRODUCE, 9, cls(transactional_id=txn_id, acks=-1, timeout_ms=30000,
+                                    topic_data=[cls.TopicProduceData(name=topic, partition_data=[
+                                        cls.PartitionProduceData(index=0, records=raw)])]))
+
+
+def latest(run: Run, topic: str, isolation: int, compare: bool = True) -> int:
+    cls = request_class(LIST_OFFSETS)
+    answer = run.call(LIST_OFFSETS, 7, cls(replica_id=-1, isolation_level=isolation, topics=[
+        cls.ListOffsetsTopic(name=topic, partitions=[cls.ListOffsetsPartition(
+            partition_index=0, current_leader_epoch=-1, timestamp=-1)])]), compare=compare)
+    return int(answer.topics[0].partitions[0].offset)
+
+
+def stable_fetch(run: Run, group: str, topic: str, compare: bool = True) -> Any:
+    cls = request_class(OFFSET_FETCH)
+    return run.call(OFFSET_FETCH, 7, cls(group_id=group, require_stable=True, topics=[
+        cls.OffsetFetchRequestTopic(name=topic, partition_indexes=[0])]), compare=compare)
+
+
+def transaction_cases(run: Run, version: int) -> None:
+    """One transaction through its whole life, with the refusals clients meet on the way."""
+    txn_id, group, topic = run.group("tx"), run.group(), run.topic()
+    ops.create_topic(run, topic, compare=False)
+    locate(run, txn_id)
+    cls = request_class(INIT)
+    for timeout in (0, 900001):
+        run.call(INIT, 4, cls(transactional_id=txn_id, transaction_timeout_ms=timeout,
+                              producer_id=-1, producer_epoch=-1), label=f"timeout {timeout}")
+    pid, epoch = init(run, txn_id)
+    end(run, txn_id, pid, epoch, True, version)  # nothing open
+    add_partitions(run, txn_id, pid, epoch, {topic: [0, 7]})
+    add_partitions(run, txn_id, pid, epoch, {topic: [0]})
+    produce(run, topic, txn_id, pid, epoch, 0)
+    latest(run, topic, 1)  # the open transaction holds the last stable offset
+    latest(run, topic, 0)
+    run.call(ADD_OFFSETS, 3, request_class(ADD_OFFSETS)(
+        transactional_id=txn_id, producer_id=pid, producer_epoch=epoch, group_id=group))
+    tcls = request_class(TXN_OFFSET_COMMIT)
+    run.call(TXN_OFFSET_COMMIT, 3, tcls(
+        transactional_id=txn_id, group_id=group, producer_id=pid, producer_epoch=epoch,
+        generation_id=-1, member_id="", group_instance_id=None, topics=[
+            tcls.TxnOffsetCommitRequestTopic(name=topic, partitions=[
+                tcls.TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=1,
+                                                     committed_metadata="")])]))
+    stable_fetch(run, group, topic)
+    end(run, txn_id, pid, epoch, True, version)
+    run.until("the markers", lambda: latest(run, topic, 1, False) == latest(run, topic, 0, False))
+    run.until("the offsets", lambda: stable_fetch(run, group, topic, False)
+              .topics[0].partitions[0].error_code == 0)
+    latest(run, topic, 1)
+    stable_fetch(run, group, topic)
+    # A new producer of the same id fences this one.
+    new_pid, _ = init(run, txn_id, label="re-init")
+    assert new_pid == pid, (run.name, new_pid, pid)
+    add_partitions(run, txn_id, pid, epoch, {topic: [0]}, version=1)
+    add_partitions(run, txn_id, pid, epoch, {topic: [0]}, version=3)
+    end(run, txn_id, pid, epoch, False, version)
+    run.call(DESCRIBE_TXNS, 0, request_class(DESCRIBE_TXNS)(
+        transactional_ids=[txn_id, run.group("unknown")]), compare=False)
+
+
+def test_a_transaction_s_life(across: Across) -> None:
+    assert across(END_TXN, transaction_cases)
+
+
+def add_partitions_any(run: Run, txn_id: str, pid: int, epoch: int, topic: str,
+                       partitions: list[int], version: int) -> Any:
+    cls = request_class(ADD_PARTITIONS)
+    topics = [cls.AddPartitionsToTxnTopic(name=topic, partitions=partitions)]
+    if version >= 4:
+        request = cls(transactions=[cls.AddPartitionsToTxnTransaction(
+            transactional_id=txn_id, producer_id=pid, producer_epoch=epoch, verify_only=False,
+            topics=topics)])
+    else:
+        request = cls(v3_and_below_transactional_id=txn_id, v3_and_below_producer_id=pid,
+                      v3_and_below_producer_epoch=epoch, v3_and_below_topics=topics)
+    return run.call(ADD_PARTITIONS, version, request)
+
+
+def fencing_cases(run: Run, version: int) -> None:
+    """A second producer of the same transactional id aborts the first one's transaction
+    and fences it: the old epoch is refused everywhere, the open data is never readable."""
+    txn_id, topic = run.group("tx"), run.topic()
+    ops.create_topic(run, topic, 2, compare=False)
+    locate(run, txn_id)
+    pid, epoch = init(run, txn_id)
+    add_partitions_any(run, txn_id, pid, epoch, topic, [0, 1], version)
+    produce(run, topic, txn_id, pid, epoch, 0)
+    latest(run, topic, 1)
+    init(run, txn_id, label="fencing re-init")
+    run.until("the abort markers",
+              lambda: latest(run, topic, 1, False) == latest(run, topic, 0, False))
+    latest(run, topic, 1)
+    add_partitions_any(run, txn_id, pid, epoch, topic, [1], version)
+    end(run, txn_id, pid, epoch, True, 3)
+    end(run, txn_id, pid, epoch, True, 1)
+    answer = run.call(DESCRIBE_TXNS, 0, request_class(DESCRIBE_TXNS)(
+        transactional_ids=[txn_id, run.group("unknown")]), compare=False)
+    for state in answer.transaction_states:
+        _pid(state)
+        if state.transaction_start_time_ms >= 0:
+            state.transaction_start_time_ms = "<time>"
+    run.record(DESCRIBE_TXNS, 0, answer)
+    listed = run.call(LIST_TXNS, 1, request_class(LIST_TXNS)(
+        state_filters=["CompleteAbort", "Bogus"], producer_id_filters=[pid], duration_filter=-1),
+        compare=False)
+    for state in listed.transaction_states:
+        _pid(state)
+    run.record(LIST_TXNS, 1, listed)
+
+
+def test_fencing(across: Across) -> None:
+    assert across(ADD_PARTITIONS, fencing_cases)
