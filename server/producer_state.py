@@ -32,8 +32,8 @@ class ProducerEntry:
     epoch: int
     last_seq: int = -1
     last_timestamp: int = -1
-    # (first sequence, last sequence, base offset) of its last batches
-    recent: deque[tuple[int, int, int]] = field(
+    # (first sequence, last sequence, base offset, max timestamp) of its last batches
+    recent: deque[tuple[int, int, int, int]] = field(
         default_factory=lambda: deque(maxlen=RECENT_BATCHES))
 
 
@@ -45,8 +45,10 @@ class ProducerState:
         self.ongoing: dict[int, int] = {}  # producer id -> first offset of its open transaction
         self.aborted: list[Aborted] = []  # in the order of their abort markers
 
-    def check(self, producer: BatchProducer, count: int) -> tuple[int, int | None]:
-        """(error, offset of the same batch appended before) for a batch about to be appended."""
+    def check(self, producer: BatchProducer,
+              count: int) -> tuple[int, tuple[int, int] | None]:
+        """(error, (offset, max timestamp) of the same batch appended before) for a batch
+        about to be appended."""
         entry = self.producers.get(producer.producer_id)
         if entry is None:
             return E.NONE, None  # unknown producer (new, or its batches are gone): any sequence
@@ -56,9 +58,9 @@ class ProducerState:
         if producer.producer_epoch > entry.epoch or entry.last_seq < 0:
             return (E.NONE if first == 0 else E.OUT_OF_ORDER_SEQUENCE_NUMBER), None
         last = (first + count - 1) % _SEQ_MOD
-        for seq_first, seq_last, offset in entry.recent:
+        for seq_first, seq_last, offset, timestamp in entry.recent:
             if seq_first == first and seq_last == last:
-                return E.NONE, offset
+                return E.NONE, (offset, timestamp)
         if first != (entry.last_seq + 1) % _SEQ_MOD:
             return E.OUT_OF_ORDER_SEQUENCE_NUMBER, None
         return E.NONE, None
@@ -71,7 +73,7 @@ class ProducerState:
         last = (producer.base_sequence + count - 1) % _SEQ_MOD
         entry.last_seq = last
         entry.last_timestamp = timestamp
-        entry.recent.append((producer.base_sequence, last, base_offset))
+        entry.recent.append((producer.base_sequence, last, base_offset, timestamp))
         if producer.transactional and producer.producer_id not in self.ongoing:
             self.ongoing[producer.producer_id] = base_offset
 

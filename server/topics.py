@@ -150,23 +150,25 @@ class Partition:
         self._index(base, info)
         return base  # type: ignore[no-any-return]
 
-    def append_produced(self, batch: bytes, info: BatchInfo) -> tuple[int, int]:
-        """Append a produced batch after the idempotence checks: (error, base offset).
+    def append_produced(self, batch: bytes, info: BatchInfo) -> tuple[int, int, int]:
+        """Append a produced batch after the idempotence checks: (error, base offset, log
+        append time to answer).
 
         A retried batch (same producer, epoch and sequences as one of its last five) is
-        not appended again: it is answered with the offset it got the first time."""
+        not appended again: it is answered with the offset it got the first time and, as
+        Kafka answers a duplicate, its timestamp as the log append time."""
         producer = batch_producer(batch)
         if producer.producer_id < 0:
-            return ErrorCode.NONE, self.append(batch, info)
+            return ErrorCode.NONE, self.append(batch, info), -1
         count = info.last_offset_delta + 1
         error, duplicate = self.producers.check(producer, count)
         if error:
-            return error, -1
+            return error, -1, -1
         if duplicate is not None:
-            return ErrorCode.NONE, duplicate
+            return ErrorCode.NONE, duplicate[0], duplicate[1]
         base = self.append(batch, info)
         self.producers.appended(producer, count, base, info.max_timestamp)
-        return ErrorCode.NONE, base
+        return ErrorCode.NONE, base, -1
 
     def write_marker(self, producer_id: int, epoch: int, commit: bool, now_ms: int) -> bool:
         """End the producer's open transaction here with a commit or abort marker; False

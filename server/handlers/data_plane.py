@@ -51,8 +51,9 @@ def _unknown_topic(by_id: bool) -> int:
 
 
 def _append(broker: Any, topic: str, partition: Any, records: bytes | None, version: int,
-            transactional_id: str | None) -> tuple[int, int, str | None]:
-    """Check and append the batch of one partition; (error, base offset, message).
+            transactional_id: str | None) -> tuple[int, int, int, str | None]:
+    """Check and append the batch of one partition; (error, base offset, log append time,
+    message).
 
     A batch Kafka would refuse stores nothing and answers with Kafka's error;
     bytes after the batch (a batch cut short) are dropped, as Kafka trims them.
@@ -62,20 +63,20 @@ def _append(broker: Any, topic: str, partition: Any, records: bytes | None, vers
     try:
         info, size = produced_batch(records, version)
     except BatchRejected as exc:
-        return exc.code, -1, str(exc)
+        return exc.code, -1, -1, str(exc)
     assert records is not None
     batch = records if size == len(records) else records[:size]
     if info.attributes & _TRANSACTIONAL:
         producer = batch_producer(batch)
         if transactional_id is None:
-            return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, None
+            return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1, None
         error = broker.transactions.check_produce(transactional_id, producer.producer_id,
                                                   producer.producer_epoch, topic,
                                                   partition.index)
         if error:
-            return error, -1, None
-    error, base = partition.append_produced(batch, info)
-    return error, base, None
+            return error, -1, -1, None
+    error, base, append_time = partition.append_produced(batch, info)
+    return error, base, append_time, None
 
 
 @serves(0)
@@ -93,12 +94,13 @@ def produce(broker: Any, ctx: Any, request: Any) -> Any:
                                     log_append_time_ms=-1, log_start_offset=-1))
                 continue
             partition = topic.partitions[p.index]
-            err, base, msg = _append(broker, t.name if not by_id else topic.name, partition,
-                                     p.records, ctx.api_version, request.transactional_id)
+            err, base, append_time, msg = _append(
+                broker, t.name if not by_id else topic.name, partition, p.records,
+                ctx.api_version, request.transactional_id)
             appended = appended or err == 0
             parts.append(_PPart(index=p.index, error_code=err, base_offset=base,
-                                log_append_time_ms=-1, log_start_offset=partition.log_start_offset,
-                                error_message=msg))
+                                log_append_time_ms=append_time,
+                                log_start_offset=partition.log_start_offset, error_message=msg))
         responses.append(_PTopic(name=t.name, topic_id=t.topic_id, partition_responses=parts))
     if appended:
         broker.data_arrived.unpark_all()

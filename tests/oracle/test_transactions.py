@@ -202,3 +202,45 @@ def fencing_cases(run: Run, version: int) -> None:
 
 def test_fencing(across: Across) -> None:
     assert across(ADD_PARTITIONS, fencing_cases)
+
+
+def idempotent_cases(run: Run, version: int) -> None:
+    """An idempotent producer: in-order batches, a retried batch answered with its first
+    offset, a sequence gap, a batch from a new epoch that does not start at 0."""
+    from tests.server.fuzz.batches import batch
+
+    topic = run.topic()
+    ops.create_topic(run, topic, compare=False)
+    answers: list[Any] = []
+
+    def handed_out() -> bool:  # Kafka's producer id manager may still be starting
+        answers.append(run.call(INIT, 4, request_class(INIT)(
+            transactional_id=None, transaction_timeout_ms=60000, producer_id=-1,
+            producer_epoch=-1), compare=False))
+        return answers[-1].error_code not in RETRIED
+
+    run.until("a producer id", handed_out)
+    answer = answers[-1]
+    pid = answer.producer_id
+    run.record(INIT, 4, _pid(answer))
+    cls = request_class(PRODUCE)
+
+    def send(values: list[bytes], seq: int, epoch: int = 0) -> None:
+        raw = batch(values, producer_id=pid, producer_epoch=epoch, base_sequence=seq)
+        run.call(PRODUCE, version, cls(transactional_id=None, acks=-1, timeout_ms=30000,
+                                       topic_data=[cls.TopicProduceData(name=topic, partition_data=[
+                                           cls.PartitionProduceData(index=0, records=raw)])]))
+
+    send([b"a", b"b"], 0)
+    send([b"c"], 2)
+    send([b"a", b"b"], 0)  # a retry of the first
+    send([b"c"], 2)  # a retry of the second
+    send([b"e"], 5)  # a gap
+    send([b"d"], 3)
+    send([b"x"], 7, epoch=1)  # a new epoch must start at sequence 0
+    send([b"y"], 0, epoch=1)
+    latest(run, topic, 0)
+
+
+def test_idempotent_producer(across: Across) -> None:
+    assert across(PRODUCE, idempotent_cases)
