@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from .harness import Run
 
 Across = Any
-PRODUCE, INIT, ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT = 0, 22, 24, 25, 26, 28
+PRODUCE, FETCH, INIT, ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT = (
+    0, 1, 22, 24, 25, 26, 28)
 DESCRIBE_TXNS, LIST_TXNS = 65, 66
 COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR = 14, 15, 16
 CONCURRENT_TRANSACTIONS = 51
@@ -244,3 +245,74 @@ def idempotent_cases(run: Run, version: int) -> None:
 
 def test_idempotent_producer(across: Across) -> None:
     assert across(PRODUCE, idempotent_cases)
+
+
+def _batches(records: bytes) -> list[tuple[int, int, bool, bool]]:
+    """(base offset, records, transactional, control) of each batch."""
+    from kcsim.protocol.record_batch import batch_producer, iter_batches
+
+    out = []
+    for info in iter_batches(records):
+        raw = records[info.start:info.start + info.size]
+        producer = batch_producer(raw)
+        out.append((int.from_bytes(raw[:8], "big"), info.record_count, producer.transactional,
+                    producer.control))
+    return out
+
+
+def fetch_committed(run: Run, topic: str, isolation: int, version: int) -> None:
+    """Fetch from offset 0 to the end this isolation level may read, as a consumer does
+    (Kafka may answer a fetch with fewer batches than fit); compared as the batches read
+    (base offset, records, transactional, control) and the aborted transactions told, by
+    placeholder producer id."""
+    cls = request_class(FETCH)
+    offset, batches, aborted, answer = 0, [], [], None
+    while True:
+        answer = run.call(FETCH, version, cls(
+            replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=1 << 20,
+            isolation_level=isolation, session_id=0, session_epoch=-1, rack_id="",
+            forgotten_topics_data=[], topics=[cls.FetchTopic(topic=topic, partitions=[
+                cls.FetchPartition(partition=0, fetch_offset=offset,
+                                   partition_max_bytes=1 << 20)])]), compare=False)
+        part = answer.responses[0].partitions[0]
+        read = _batches(part.records) if part.records else []
+        batches += read
+        for a in part.aborted_transactions or ():
+            if a.first_offset not in [x.first_offset for x in aborted]:
+                aborted.append(a)
+        end = part.last_stable_offset if isolation == 1 else part.high_watermark
+        if not read:
+            break
+        offset = read[-1][0] + read[-1][1]
+        if offset >= end:
+            break
+    for a in aborted:
+        _pid(a)
+    part.records = batches
+    part.aborted_transactions = aborted if isolation == 1 else None
+    run.record(FETCH, version, answer, f"Fetch v{version} isolation {isolation}")
+
+
+def read_committed_cases(run: Run, version: int) -> None:
+    """A committed, an aborted and an open transaction in one partition: the last stable
+    offset and the aborted transactions each isolation level is told."""
+    txn_id, topic = run.group("tx"), run.topic()
+    ops.create_topic(run, topic, compare=False)
+    locate(run, txn_id)
+    pid, epoch = init(run, txn_id)
+    for seq, commit in enumerate((True, False, None)):
+        add_partitions(run, txn_id, pid, epoch, {topic: [0]})
+        produce(run, topic, txn_id, pid, epoch, seq)
+        if commit is not None:
+            end(run, txn_id, pid, epoch, commit, 3)
+            written = 2 * (seq + 1)  # each transaction: its record and its marker
+            run.until("the markers", lambda n=written: latest(run, topic, 1, False)
+                      == latest(run, topic, 0, False) == n)
+    run.until("the open record", lambda: latest(run, topic, 0, False) == 5)
+    fetch_committed(run, topic, 1, version)
+    fetch_committed(run, topic, 0, version)
+    end(run, txn_id, pid, epoch, False, 3)
+
+
+def test_read_committed(across: Across) -> None:
+    assert across(FETCH, read_committed_cases)
