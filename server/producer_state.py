@@ -38,12 +38,13 @@ class ProducerEntry:
 
 
 class ProducerState:
-    __slots__ = ("aborted", "ongoing", "producers")
+    __slots__ = ("_aborted_lasts", "aborted", "ongoing", "producers")
 
     def __init__(self) -> None:
         self.producers: dict[int, ProducerEntry] = {}
         self.ongoing: dict[int, int] = {}  # producer id -> first offset of its open transaction
         self.aborted: list[Aborted] = []  # in the order of their abort markers
+        self._aborted_lasts: list[int] = []  # their markers' offsets, for bisection
 
     def check(self, producer: BatchProducer,
               count: int) -> tuple[int, tuple[int, int] | None]:
@@ -87,6 +88,7 @@ class ProducerState:
         first = self.ongoing.pop(producer_id, None)
         if first is not None and not commit:
             self.aborted.append(Aborted(producer_id, first, offset))
+            self._aborted_lasts.append(offset)
 
     def replay(self, base_offset: int, batch: bytes, producer: BatchProducer, count: int,
                timestamp: int) -> None:
@@ -105,8 +107,9 @@ class ProducerState:
 
     def aborted_between(self, start: int, end: int) -> list[Aborted]:
         """Aborted transactions a read_committed fetch of [start, end) must skip."""
-        lasts = [a.last_offset for a in self.aborted]
-        i = bisect.bisect_left(lasts, start)
+        # Markers come in offset order, so those ending at or after `start` are a tail
+        # (found by bisection); which of them began before `end` is not ordered.
+        i = bisect.bisect_left(self._aborted_lasts, start)
         return [a for a in self.aborted[i:] if a.first_offset < end]
 
     def has_ongoing(self, producer_id: int) -> bool:
