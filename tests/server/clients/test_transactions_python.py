@@ -1,6 +1,7 @@
-"""Transactions through confluent-kafka (librdkafka) over real sockets: the consume-
+"""Transactions through the Python clients over real sockets: confluent-kafka's consume-
 transform-produce loop with send_offsets_to_transaction, committing and aborting in turn,
-and fencing by a second producer with the same transactional id."""
+and fencing by a second producer with the same transactional id; aiokafka's and
+kafka-python's transactional producers."""
 
 from __future__ import annotations
 
@@ -97,3 +98,44 @@ def test_a_second_producer_with_the_same_id_fences_the_first(kcsim: Any,
     assert read_values(bootstrap, sink) == ["second"]
     _, epoch, state = kcsim.transaction(txn_id)
     assert (epoch, state) == (2, "CompleteCommit")  # the first's 0, its fence 1, the second 2
+
+
+def test_aiokafka_and_kafka_python_transactions(kcsim: Any, unique_name: Any) -> None:
+    """aiokafka's and kafka-python's transactional producers: what they commit is read,
+    what they abort is not."""
+    import asyncio
+
+    from aiokafka import AIOKafkaProducer
+    from kafka import KafkaProducer
+
+    first, second = unique_name("aio"), unique_name("kp")
+    create(kcsim.bootstrap, first, second)
+
+    async def aio() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=kcsim.bootstrap,
+                                    transactional_id=unique_name("tx"))
+        await producer.start()
+        try:
+            async with producer.transaction():
+                await producer.send_and_wait(first, b"committed", partition=0)
+            await producer.begin_transaction()
+            await producer.send_and_wait(first, b"aborted", partition=0)
+            await producer.abort_transaction()
+        finally:
+            await producer.stop()
+
+    asyncio.run(aio())
+    producer = KafkaProducer(bootstrap_servers=kcsim.bootstrap,
+                             transactional_id=unique_name("tx"))
+    try:
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send(second, b"committed", partition=0)
+        producer.commit_transaction()
+        producer.begin_transaction()
+        producer.send(second, b"aborted", partition=0)
+        producer.abort_transaction()
+    finally:
+        producer.close()
+    assert read_values(kcsim.bootstrap, first) == ["committed"]
+    assert read_values(kcsim.bootstrap, second) == ["committed"]
