@@ -170,10 +170,13 @@ class Partition:
         self.producers.appended(producer, count, base, info.max_timestamp)
         return ErrorCode.NONE, base, -1
 
-    def write_marker(self, producer_id: int, epoch: int, commit: bool, now_ms: int) -> bool:
-        """End the producer's open transaction here with a commit or abort marker; False
-        (nothing written) when it has none in this partition."""
-        if not self.producers.has_ongoing(producer_id):
+    def write_marker(self, producer_id: int, epoch: int, commit: bool, now_ms: int,
+                     only_open: bool = False) -> bool:
+        """Append a commit or abort marker of the producer's transaction, which ends it here
+        (as Kafka, a partition of the transaction gets one even if nothing was written to
+        it); with `only_open`, only where the producer's transaction is still open. False
+        when nothing was written."""
+        if only_open and not self.producers.has_ongoing(producer_id):
             return False
         batch = control_batch(producer_id, epoch, commit, now_ms)
         base = self.append(batch, next(iter_batches(batch)))

@@ -79,6 +79,9 @@ class Ending:
     # How many of the outcome's records come before this ending's (the groups' offsets
     # and `complete` go there, so that the log keeps the order the state changed in).
     position: int = 0
+    # A transaction finished again after a restart: markers go only where it is still
+    # open (some may have been written before), not into every partition as at its end.
+    recovering: bool = False
 
 
 @dataclass
@@ -173,11 +176,12 @@ class TransactionCoordinator:
         for meta in list(self.txns.values()):
             if meta.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
                 self._ending(meta, meta.state is S.PREPARE_COMMIT)
+                self._out.endings[-1].recovering = True
             elif meta.state in (S.COMPLETE_COMMIT, S.COMPLETE_ABORT) and meta.partitions:
                 self._out.endings.append(Ending(
                     meta.transactional_id, meta.producer_id, meta.producer_epoch,
                     meta.state is S.COMPLETE_COMMIT, sorted(meta.partitions),
-                    sorted(meta.groups), [], len(self._out.records)))
+                    sorted(meta.groups), [], len(self._out.records), recovering=True))
         return self._take()
 
     # -- requests ---------------------------------------------------------------

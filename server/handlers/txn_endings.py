@@ -5,7 +5,8 @@ Order, as Kafka's: the coordinator's Prepare record, the groups' offsets and the
 Complete record are persisted first; only once they are durable are the markers
 appended to the partitions. A crash in between leaves a transaction the log says is
 complete (or preparing) whose partitions still hold it open: at start-up
-`TransactionCoordinator.recover` names those again and the markers are written then.
+`TransactionCoordinator.recover` names those again and the markers are written then,
+where the transaction is still open (at its end, every partition of it gets one).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ def write_markers(broker: Broker, endings: list[Ending], now_ms: int) -> None:
                 continue  # deleted since: nothing is left to end
             partition = topic.partitions[index]
             written = partition.write_marker(ending.producer_id, ending.producer_epoch,
-                                             ending.commit, now_ms) or written
+                                             ending.commit, now_ms,
+                                             only_open=ending.recovering) or written
     if written:
         broker.data_arrived.unpark_all()

@@ -95,11 +95,13 @@ def produce(run: Run, topic: str, txn_id: str, pid: int, epoch: int, seq: int) -
                                         cls.PartitionProduceData(index=0, records=raw)])]))
 
 
-def latest(run: Run, topic: str, isolation: int, compare: bool = True) -> int:
+def latest(run: Run, topic: str, isolation: int, compare: bool = True,
+           partition: int = 0) -> int:
     cls = request_class(LIST_OFFSETS)
     answer = run.call(LIST_OFFSETS, 7, cls(replica_id=-1, isolation_level=isolation, topics=[
         cls.ListOffsetsTopic(name=topic, partitions=[cls.ListOffsetsPartition(
-            partition_index=0, current_leader_epoch=-1, timestamp=-1)])]), compare=compare)
+            partition_index=partition, current_leader_epoch=-1, timestamp=-1)])]),
+        compare=compare)
     return int(answer.topics[0].partitions[0].offset)
 
 
@@ -181,8 +183,10 @@ def fencing_cases(run: Run, version: int) -> None:
     latest(run, topic, 1)
     init(run, txn_id, label="fencing re-init")
     run.until("the abort markers",
-              lambda: latest(run, topic, 1, False) == latest(run, topic, 0, False))
+              lambda: latest(run, topic, 1, False) == latest(run, topic, 0, False) == 2
+              and latest(run, topic, 0, False, partition=1) == 1)
     latest(run, topic, 1)
+    latest(run, topic, 0, partition=1)  # a partition of the transaction without data: a marker
     add_partitions_any(run, txn_id, pid, epoch, topic, [1], version)
     end(run, txn_id, pid, epoch, True, 3)
     end(run, txn_id, pid, epoch, True, 1)
