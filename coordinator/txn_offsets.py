@@ -5,7 +5,8 @@ its transaction ends: the commit marker makes them the group's committed offsets
 the abort marker drops them (Kafka's OffsetMetadataManager). The group checks follow
 Kafka's validateOffsetCommit for transactional commits: a producer without group
 membership (generation -1, no member id) is accepted, a member must be one of the
-current generation (KIP-447), and a rebalance in progress does not refuse it.
+current generation (KIP-447; a KIP-848 member of its current epoch), and a rebalance in
+progress does not refuse it.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ class TxnOffsetHandlers:
         generation = request.generation_id if version >= 3 else -1
         member_id = request.member_id if version >= 3 else ""
         instance_id = request.group_instance_id if version >= 3 else None
-        without_membership = generation < 0 and not member_id
+        without_membership = generation < 0 and not member_id and instance_id is None
         consumer_group = self.rt.consumer_groups.get(request.group_id)
         if consumer_group is not None:
             if (generation < 0 and not consumer_group.members) or without_membership:
@@ -93,7 +94,8 @@ class TxnOffsetHandlers:
             member = consumer_group.members.get(member_id)
             if member is None:
                 return E.UNKNOWN_MEMBER_ID
-            return E.NONE if generation == member.member_epoch else E.ILLEGAL_GENERATION
+            # Kafka's validateMemberEpoch: a KIP-848 member's stale epoch is STALE_MEMBER_EPOCH.
+            return E.NONE if generation == member.member_epoch else E.STALE_MEMBER_EPOCH
         group = self.rt.groups.get(request.group_id)
         if group is None:
             return E.NONE if generation < 0 else E.ILLEGAL_GENERATION

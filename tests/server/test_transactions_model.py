@@ -271,3 +271,35 @@ def test_offset_retention_waits_for_offsets_pending_in_a_transaction():
     m.advance(1_000)
     assert m.committed("g") == {}
     assert m.broker.groups.group_state("g") is None
+
+
+def test_txn_offset_commit_checks_a_consumer_group_member_s_epoch():
+    """KIP-447 for KIP-848 groups: the member id and its current epoch, STALE_MEMBER_EPOCH
+    for an older one; a producer outside the group (no member, epoch -1) is accepted."""
+    import uuid
+
+    from kcsim.protocol.codecs import request_class
+
+    from .txn_model import Ctx
+
+    m = Model()
+    heartbeat = request_class(68)
+    member_id = str(uuid.UUID(int=1))
+    outcome = m.broker.groups.handle(68, 1, heartbeat(
+        group_id="cg", member_id=member_id, member_epoch=0, rebalance_timeout_ms=30000,
+        subscribed_topic_names=["in"], topic_partitions=[]), Ctx(68, 1), m.now)
+    joined = outcome.responses[0][1]
+    assert joined.error_code == 0
+    pid, epoch = begin(m)
+    m.add_offsets("tx", pid, epoch, "cg")
+    tp = ("in", 0)
+    commit = m.txn_offset_commit
+    assert commit("tx", pid, epoch, "cg", {tp: 1}, generation=joined.member_epoch,
+                  member_id=member_id) == {tp: 0}
+    assert commit("tx", pid, epoch, "cg", {tp: 2}, generation=joined.member_epoch - 1,
+                  member_id=member_id) == {tp: E.STALE_MEMBER_EPOCH}
+    assert commit("tx", pid, epoch, "cg", {tp: 3}, generation=joined.member_epoch,
+                  member_id="someone-else") == {tp: E.UNKNOWN_MEMBER_ID}
+    assert commit("tx", pid, epoch, "cg", {tp: 4}) == {tp: 0}
+    m.end("tx", pid, epoch, True)
+    assert m.committed("cg") == {tp: 4}
