@@ -320,3 +320,44 @@ def read_committed_cases(run: Run, version: int) -> None:
 
 def test_read_committed(across: Across) -> None:
     assert across(FETCH, read_committed_cases)
+
+
+def group_member_cases(run: Run, version: int) -> None:
+    """TxnOffsetCommit into a classic group with a member (KIP-447): its generation, a stale
+    one, an unknown member, a static instance it is not, and no membership at all; then what
+    the group holds once the transaction commits."""
+    from .test_classic_groups import stable_member
+
+    txn_id, group, topic = run.group("tx"), run.group(), run.topic()
+    ops.create_topic(run, topic, compare=False)
+    member, generation = stable_member(run, group, topic, compare=False)
+    locate(run, txn_id)
+    pid, epoch = init(run, txn_id)
+    run.call(ADD_OFFSETS, 3, request_class(ADD_OFFSETS)(
+        transactional_id=txn_id, producer_id=pid, producer_epoch=epoch, group_id=group))
+    cls = request_class(TXN_OFFSET_COMMIT)
+    member_fields = {"generation_id": generation, "member_id": member}
+    cases = [
+        (1, member_fields, None),
+        (2, {"generation_id": generation + 1, "member_id": member}, None),
+        (3, {"generation_id": generation, "member_id": "nobody"}, None),
+        (4, member_fields, "not-this-one"),
+        (5, {"generation_id": -1, "member_id": ""}, None),
+    ]
+    for offset, fields, instance in cases:
+        if version < 3 and offset != 5:
+            continue  # before v3 a commit names no member
+        run.call(TXN_OFFSET_COMMIT, version, cls(
+            transactional_id=txn_id, group_id=group, producer_id=pid, producer_epoch=epoch,
+            group_instance_id=instance, topics=[cls.TxnOffsetCommitRequestTopic(
+                name=topic, partitions=[cls.TxnOffsetCommitRequestPartition(
+                    partition_index=0, committed_offset=offset, committed_metadata="")])],
+            **fields), label=f"TxnOffsetCommit v{version} offset {offset}")
+    end(run, txn_id, pid, epoch, True, 3)
+    run.until("the offsets", lambda: stable_fetch(run, group, topic, False)
+              .topics[0].partitions[0].error_code == 0)
+    stable_fetch(run, group, topic)
+
+
+def test_txn_offset_commit_in_a_group(across: Across) -> None:
+    assert across(TXN_OFFSET_COMMIT, group_member_cases)
