@@ -41,7 +41,7 @@ from kcsim.protocol.headers import (
 )
 from kcsim.protocol.primitives import DecodeError
 
-from .context import Durable, Pending, Released, Reply, RequestContext
+from .context import AfterDurable, Durable, Pending, Released, Reply, RequestContext
 from .control.changes import Changes
 from .control.clock import Clock
 from .control.faults import Faults
@@ -443,8 +443,12 @@ class Broker:
 
     @staticmethod
     def release(responses: Released) -> None:
-        """Hand answers to the requests waiting for them."""
+        """Hand answers to the requests waiting for them (and run the steps that waited for
+        the same records to be durable)."""
         for token, response in responses:
+            if type(token) is AfterDurable:
+                token.step()
+                continue
             token.response = response
             if token.waiter is not None:
                 token.waiter.set()

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 
-from ..context import Durable, Pending
+from ..context import AfterDurable, Durable
 from ..dispatch import serves
 from .groups import handle_group_request
 from .txn_endings import settle
@@ -32,16 +32,12 @@ _DPProducer = DescribeProducersResponse.ProducerState
 
 
 def _answer(broker: Broker, outcome: TxnOutcome) -> Any:
+    """The answer once its records are durable; the markers of a transaction it ended are
+    written at that point, before the answer goes out, even if the client is gone by then."""
     records, after = settle(broker, outcome, broker.now_ms)
     if after is None:
         return Durable(outcome.response, records, []) if records else outcome.response
-    response = outcome.response
-
-    async def once_durable() -> Any:
-        after()
-        return response
-
-    return Pending(once_durable(), records)
+    return Durable(outcome.response, records, [(AfterDurable(after), None)])
 
 
 # Kafka 4.4 declares v6 (KIP-939 two-phase commit) unstable and does not advertise it.
