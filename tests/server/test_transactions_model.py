@@ -303,3 +303,24 @@ def test_txn_offset_commit_checks_a_consumer_group_member_s_epoch():
     assert commit("tx", pid, epoch, "cg", {tp: 4}) == {tp: 0}
     m.end("tx", pid, epoch, True)
     assert m.committed("cg") == {tp: 4}
+
+
+def test_describe_producers_shows_each_producer_and_its_open_transaction():
+    from kcsim.protocol.codecs import request_class
+    from kcsim.server.handlers.transactions import describe_producers
+
+    from .txn_model import Ctx
+
+    m = Model()
+    pid, epoch = begin(m)
+    m.add_partitions("tx", pid, epoch, {"out": [0]})
+    m.produce("out", 0, [b"a"], pid=pid, epoch=epoch, seq=0, txn_id="tx")
+    idempotent = m.init(None).producer_id
+    m.produce("out", 0, [b"b", b"c"], pid=idempotent, seq=0)
+    cls = request_class(61)
+    answer = describe_producers(m.broker, Ctx(61, 0), cls(topics=[
+        cls.TopicRequest(name="out", partition_indexes=[0, 9])]))
+    found, missing = answer.topics[0].partitions
+    assert missing.error_code == E.UNKNOWN_TOPIC_OR_PARTITION
+    assert [(p.producer_id, p.producer_epoch, p.last_sequence, p.current_txn_start_offset)
+            for p in found.active_producers] == [(pid, epoch, 0, 0), (idempotent, 0, 1, -1)]
