@@ -25,14 +25,16 @@ def _java() -> None:
     skip_without_java()
 
 
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
 def test_consume_transform_produce_commits_and_aborts_in_turn(
-        kcsim: Any, unique_name: Any, java_version: str) -> None:
+        kcsim: Any, unique_name: Any, java_version: str, protocol: str) -> None:
     """Each input record is processed in an aborted transaction, then in a committed one:
     a read_committed reader sees each output exactly once, and the group's offset moves
-    only when a transaction commits."""
+    only when a transaction commits; in a classic group and in a KIP-848 one (whose member
+    epoch the offsets are checked against)."""
     source, sink, group = unique_name("in"), unique_name("out"), unique_name("g")
     done = run("TxnDriver", "loop", kcsim.bootstrap, source, sink, group, unique_name("tx"),
-               str(COUNT), version=java_version, timeout=150)
+               str(COUNT), protocol, version=java_version, timeout=150)
     assert done.returncode == 0, done.stderr[-4000:]
     steps = [line for line in done.stdout.splitlines() if line.startswith(("commit", "abort"))]
     assert done.stdout.splitlines()[-1] == "done"

@@ -25,8 +25,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
 /**
  * Transactional scenarios, one per mode; each prints what it saw, one fact a line.
  *
- *   loop BOOTSTRAP IN OUT GROUP TXN_ID COUNT
+ *   loop BOOTSTRAP IN OUT GROUP TXN_ID COUNT [classic|consumer]
  *     produces COUNT records "v<i>" to IN, then consumes them read_committed in group GROUP
+ *     (of the classic protocol, or KIP-848's)
  *     and, one record per transaction, produces "out-v<i>" to OUT with the consumed offset
  *     sent to the transaction; transactions commit and abort in turn (an aborted record is
  *     processed again). After each end: "commit|abort <offset> committed=<group offset>".
@@ -40,7 +41,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
 public final class TxnDriver {
     public static void main(String[] args) throws Exception {
         switch (args[0]) {
-            case "loop" -> loop(args[1], args[2], args[3], args[4], args[5], Integer.parseInt(args[6]));
+            case "loop" -> loop(args[1], args[2], args[3], args[4], args[5], Integer.parseInt(args[6]),
+                    args.length > 7 ? args[7] : "classic");
             case "fence" -> fence(args[1], args[2], args[3]);
             case "hang" -> hang(args[1], args[2], args[3], Integer.parseInt(args[4]));
             default -> throw new IllegalArgumentException(args[0]);
@@ -74,7 +76,7 @@ public final class TxnDriver {
     }
 
     static void loop(String bootstrap, String in, String out, String group, String txnId,
-                     int count) throws Exception {
+                     int count, String protocol) throws Exception {
         createTopics(bootstrap, in, out);
         try (KafkaProducer<String, String> plain = producer(bootstrap, null, null)) {
             for (int i = 0; i < count; i++) {
@@ -85,6 +87,7 @@ public final class TxnDriver {
         Properties props = new Properties();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        props.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol);
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
