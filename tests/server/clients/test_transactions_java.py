@@ -47,6 +47,8 @@ def test_consume_transform_produce_commits_and_aborts_in_turn(
     uncommitted = read_values(kcsim.bootstrap, sink, committed_only=False)
     assert len(uncommitted) >= COUNT and set(uncommitted) == {f"out-v{i}" for i in range(COUNT)}
     assert kcsim.committed(group) == {(source, 0): COUNT}
+    sent = kcsim.requests("TxnOffsetCommit", group=group)
+    assert len(sent) == 2 * COUNT and not any(r.errors for r in sent)
 
 
 def test_a_second_producer_with_the_same_id_fences_the_first(

@@ -28,8 +28,9 @@ def committed(consumer: Consumer, tp: TopicPartition) -> int:
     return int(consumer.committed([tp], timeout=10)[0].offset)
 
 
-def test_consume_transform_produce_commits_and_aborts_in_turn(kcsim: Any,
-                                                              unique_name: Any) -> None:
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
+def test_consume_transform_produce_commits_and_aborts_in_turn(kcsim: Any, unique_name: Any,
+                                                              protocol: str) -> None:
     source, sink, group = unique_name("in"), unique_name("out"), unique_name("g")
     bootstrap = kcsim.bootstrap
     create(bootstrap, source, sink)
@@ -38,8 +39,8 @@ def test_consume_transform_produce_commits_and_aborts_in_turn(kcsim: Any,
         plain.produce(source, value=f"v{i}".encode(), partition=0)
     assert plain.flush(10) == 0
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
-                         "isolation.level": "read_committed", "enable.auto.commit": False,
-                         "auto.offset.reset": "earliest"})
+                         "group.protocol": protocol, "isolation.level": "read_committed",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
     producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": unique_name("tx")})
     tp = TopicPartition(source, 0)
     steps = []
@@ -75,6 +76,8 @@ def test_consume_transform_produce_commits_and_aborts_in_turn(kcsim: Any,
     assert steps == expected
     assert read_values(bootstrap, sink) == [f"out-v{i}" for i in range(COUNT)]
     assert kcsim.committed(group) == {(source, 0): COUNT}
+    sent = kcsim.requests("TxnOffsetCommit", group=group)
+    assert len(sent) == 2 * COUNT and not any(r.errors for r in sent)
 
 
 def test_a_second_producer_with_the_same_id_fences_the_first(kcsim: Any,
