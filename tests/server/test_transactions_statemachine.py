@@ -1,6 +1,7 @@
 """Random transactions against the transaction coordinator, the groups' pending offsets and
 the partitions, with a fake clock: begins, adds, produces, offset commits, ends, re-inits
-(zombies keep trying), time-outs and restarts.
+(zombies keep trying), time-outs, restarts, and crashes while a transaction ends (part of
+its records on disk, no markers written).
 
 After every step: read_committed readers see exactly the records of committed
 transactions, a group's committed offsets are those of committed transactions only,
@@ -16,7 +17,9 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from .txn_model import Model
+from kcsim.server.handlers.txn_endings import settle
+
+from .txn_model import EndTxn, Model
 
 TXN_IDS = ("a", "b")
 GROUP = "g"
@@ -119,6 +122,25 @@ class Transactions(RuleBasedStateMachine):
     @rule(ms=st.sampled_from([1, 1_000, 4_999, 5_000, 30_000, 61_000]))
     def advance(self, ms: int) -> None:
         self.m.advance(ms)
+        self._settle()
+
+    @precondition(lambda self: self.handles)
+    @rule(txn_id=st.sampled_from(TXN_IDS), commit=st.booleans(), cut=st.integers(0, 6))
+    def crash_while_ending(self, txn_id: str, commit: bool, cut: int) -> None:
+        """The current producer's EndTxn, then a crash: only the first `cut` of its records
+        reached the log and no marker was written; the restart finishes (or, cut before
+        Prepare, later times out) the transaction."""
+        current = [h for h in self.handles if h.txn_id == txn_id]
+        if not current:
+            return
+        h = current[-1]
+        m = self.m
+        outcome = m.broker.transactions.end_txn(3, EndTxn(
+            transactional_id=h.txn_id, producer_id=h.pid, producer_epoch=h.epoch,
+            committed=commit), m.now)
+        records, _markers = settle(m.broker, outcome, m.now)
+        m.log += records[:cut]
+        m.restart()
         self._settle()
 
     @rule()
