@@ -57,7 +57,7 @@ from .topic_records import TopicKey
 from .topics import TopicRegistry
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable
 
     from kcsim.coordinator import GroupCoordinator
     from kcsim.storage import Record
@@ -412,10 +412,10 @@ class Broker:
             return groups if txn is None else txn
         return min(txn, groups)
 
-    def tick(self, now_ms: int) -> tuple[Outcome, Callable[[], None] | None]:
-        """Fire what is due at `now_ms` in both coordinators: the groups' outcome (with the
-        records of transactions that ended, timed out or were left ending by a restart),
-        and the markers to write once those records are durable."""
+    def tick(self, now_ms: int) -> Outcome:
+        """Fire what is due at `now_ms` in both coordinators: the groups' outcome, with the
+        records of transactions that ended (timed out, or left ending by a restart) and,
+        among the answers it releases once they are durable, the writing of their markers."""
         self.now_ms = now_ms
         outcome = self.groups.tick(now_ms) if self.groups is not None else Outcome()
         txn = self.transactions.tick(now_ms)
@@ -428,7 +428,9 @@ class Broker:
             txn.endings += recovered.endings
         records, after = settle(self, txn, now_ms)
         outcome.records += records
-        return outcome, after
+        if after is not None:
+            outcome.responses.append((AfterDurable(after), None))
+        return outcome
 
     def change(self, records: list[Record], response: Any) -> Any:
         """Apply a handler's records, last thing before it returns, and answer once durable.

@@ -40,8 +40,6 @@ from .handlers.groups import log_failures
 from .socket_io import DirectSocket
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from kcsim.coordinator import Outcome
     from kcsim.storage import Record
 
@@ -206,12 +204,10 @@ class Server:
                 self._timer_scope = scope
                 await trio.sleep_forever()
             self._timer_scope = None
-            outcome, after = broker.tick(self.clock.now_ms())
+            outcome = broker.tick(self.clock.now_ms())
             if outcome.failures:
                 log_failures(outcome.failures)
             await self._durable(outcome.records)
-            if after is not None:
-                after()  # markers of transactions that ended: once their records are durable
             broker.release(outcome.responses)
             broker.changes.notify()
 
@@ -219,7 +215,7 @@ class Server:
         """A test advanced, froze or resumed the clock: fire every deadline now due (in
         order, each at its own time), re-arm the timer, wake long polls to look again."""
         if self._nursery is not None:
-            outcome, after = self.broker.tick(self.clock.now_ms())
+            outcome = self.broker.tick(self.clock.now_ms())
             if outcome.failures:
                 log_failures(outcome.failures)
             try:
@@ -227,25 +223,20 @@ class Server:
             except ConnectionAbort:  # storage failed: the server is stopping
                 return
             if durable:
-                if after is not None:
-                    after()
                 self.broker.release(outcome.responses)
             else:
-                self._nursery.start_soon(self._release_when_durable, outcome, after)
+                self._nursery.start_soon(self._release_when_durable, outcome)
             self._rearm(force=True)
         self.broker.data_arrived.unpark_all()
         self.broker.changes.notify()
 
-    async def _release_when_durable(self, outcome: Outcome,
-                                    after: Callable[[], None] | None) -> None:
+    async def _release_when_durable(self, outcome: Outcome) -> None:
         assert self._writer is not None
         try:
             await self._writer.commit(outcome.records)
         except StorageError as exc:
             self.fatal(exc)
             return
-        if after is not None:
-            after()
         self.broker.release(outcome.responses)
         self.broker.changes.notify()
 

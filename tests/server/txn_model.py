@@ -73,10 +73,9 @@ class Model:
         return outcome.response
 
     def tick(self) -> None:
-        outcome, after = self.broker.tick(self.now)
+        outcome = self.broker.tick(self.now)
         self.log += outcome.records
-        if after is not None:
-            after()
+        self.broker.release(outcome.responses)  # its records are durable: markers go out
 
     def advance(self, ms: int) -> None:
         self.now += ms
