@@ -104,6 +104,12 @@ class TrioAdminClient:
     ) -> Outcomes[str, dict[TopicPartition, OffsetAndMetadata]]:
         return await self._run(requests.list_group_offsets, timeout, groups, require_stable)
 
+    async def pending_transactional_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartition], timeout: float | None = None
+    ) -> set[TopicPartition]:
+        return await self._run(requests.pending_transactional_offsets, timeout, group_id,
+                               partitions)
+
     async def alter_group_offsets(
         self, group_id: str, offsets: Mapping[TopicPartition, int | OffsetAndMetadata],
         timeout: float | None = None,

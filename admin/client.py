@@ -130,6 +130,13 @@ class AdminClient:
         """
         return self._run(requests.list_group_offsets, timeout, groups, require_stable)
 
+    def pending_transactional_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartition], timeout: float | None = None
+    ) -> set[TopicPartition]:
+        """Which of `partitions` have an offset the group holds pending in an open transaction
+        (sent with TxnOffsetCommit, not yet committed or aborted)."""
+        return self._run(requests.pending_transactional_offsets, timeout, group_id, partitions)
+
     def alter_group_offsets(
         self, group_id: str, offsets: Mapping[TopicPartition, int | OffsetAndMetadata],
         timeout: float | None = None,

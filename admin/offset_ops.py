@@ -120,6 +120,34 @@ def _committed(topics: Any) -> GroupOffsets:
     return dict(sorted(out.items()))
 
 
+STABLE_OFFSET_FETCH = 7  # RequireStable (KIP-447)
+
+
+def pending_transactional_offsets(
+    call: Call, group: str, partitions: Iterable[TopicPartition]
+) -> Step[set[TopicPartition]]:
+    """The partitions among `partitions` whose group offset is pending in an open
+    transaction: what OffsetFetch with RequireStable answers UNSTABLE_OFFSET_COMMIT for."""
+    wanted = list(dict.fromkeys(partitions))
+
+    def build(version: int) -> Any:
+        return OffsetFetchRequest(group_id=group, require_stable=True, topics=[
+            OffsetFetchRequest.OffsetFetchRequestTopic(name=t, partition_indexes=ps)
+            for t, ps in by_topic(wanted).items()])
+
+    def attempt(node: Node) -> Step[set[TopicPartition]]:
+        reply = yield call.send(node, OFFSET_FETCH, build,
+                                (STABLE_OFFSET_FETCH, BATCHED_OFFSET_FETCH - 1))
+        if reply.body.error_code:
+            raise AdminError(reply.body.error_code)
+        return {TopicPartition(t.name, p.partition_index) for t in reply.body.topics
+                for p in t.partitions if p.error_code == ErrorCode.UNSTABLE_OFFSET_COMMIT}
+
+    if not wanted:
+        return set()
+    return (yield from for_one_group(call, group, attempt))
+
+
 def alter_group_offsets(
     call: Call, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]
 ) -> Step[Outcomes[TopicPartition, None]]:

@@ -62,6 +62,12 @@ def list_group_offsets(
     return offset_ops.list_group_offsets(call, wanted, require_stable)
 
 
+def pending_transactional_offsets(
+    call: Call, group: str, partitions: Iterable[TopicPartition]
+) -> Step[set[TopicPartition]]:
+    return offset_ops.pending_transactional_offsets(call, group, partitions)
+
+
 def alter_group_offsets(
     call: Call, group: str, offsets: Mapping[TopicPartition, int | OffsetAndMetadata]
 ) -> Step[Outcomes[TopicPartition, None]]:

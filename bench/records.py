@@ -38,11 +38,18 @@ def record(offset_delta: int, value: bytes, key: bytes | None = None,
     return varint_bytes(len(body)) + body
 
 
-def batch(values: list[bytes], base_offset: int = 0, timestamp_ms: int | None = None) -> bytes:
-    """One uncompressed batch holding `values` as records 0..n-1."""
+TRANSACTIONAL = 0x10
+
+
+def batch(values: list[bytes], base_offset: int = 0, timestamp_ms: int | None = None, *,
+          producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
+          transactional: bool = False) -> bytes:
+    """One uncompressed batch holding `values` as records 0..n-1 (of an idempotent or
+    transactional producer when `producer_id` is given)."""
     ts = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
     recs = b"".join(record(i, v) for i, v in enumerate(values))
-    after_crc = _AFTER_CRC.pack(0, len(values) - 1, ts, ts, -1, -1, -1, len(values)) + recs
+    after_crc = _AFTER_CRC.pack(TRANSACTIONAL if transactional else 0, len(values) - 1, ts, ts,
+                                producer_id, producer_epoch, base_sequence, len(values)) + recs
     crc = crc32c.crc32c(after_crc)
     length = 4 + 1 + 4 + len(after_crc)  # epoch, magic, crc, then the CRC'd part
     return _PREFIX.pack(base_offset, length, -1, 2, crc) + after_crc

@@ -5,8 +5,9 @@ paused partitions and committed offsets, as a fold of records driven by
 What the server needs is exported here; the parts are layered (see pyproject's
 import contracts): `shared` (runtime state, time-outs, offset store, paused sets)
 at the bottom, then classic `groups` and KIP-848 `consumer` groups, then the
-handlers that span both (`offsets`, `admin`, `pause`, `failures`), and the
-`GroupCoordinator` facade on top.
+handlers that span both (`offsets`, `txn_offsets`, `admin`, `pause`, `failures`), and the
+`GroupCoordinator` facade on top. The `transactions` coordinator (transactional ids,
+producer ids and epochs, transaction states) stands beside the groups on the shared parts.
 """
 
 from .consumer.assignors import ASSIGNORS, assignor_names
@@ -19,16 +20,21 @@ from .shared.interface import (
     RequestContext,
     TopicLookup,
 )
+from .transactions.coordinator import Ending, TransactionCoordinator, TxnConfig, TxnOutcome
 
 __all__ = [
     "ASSIGNORS",
     "SUPPORTED_VERSIONS",
     "Caller",
+    "Ending",
     "Failure",
     "GroupConfig",
     "GroupCoordinator",
     "Outcome",
     "RequestContext",
     "TopicLookup",
+    "TransactionCoordinator",
+    "TxnConfig",
+    "TxnOutcome",
     "assignor_names",
 ]

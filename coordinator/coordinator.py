@@ -51,6 +51,7 @@ from .shared.timers import (
     SYNC,
     TimerKey,
 )
+from .txn_offsets import TxnOffsetHandlers
 
 if TYPE_CHECKING:
     from kcsim.storage.records import Record
@@ -70,6 +71,7 @@ SUPPORTED_VERSIONS: dict[int, tuple[int, int]] = {
     14: (0, 5),  # SyncGroup
     15: (0, 6),  # DescribeGroups
     16: (0, 5),  # ListGroups
+    28: (0, 5),  # TxnOffsetCommit
     42: (0, 2),  # DeleteGroups
     47: (0, 0),  # OffsetDelete
     68: (0, 1),  # ConsumerGroupHeartbeat
@@ -98,6 +100,8 @@ class GroupCoordinator:
         self._pauses = PauseHandlers(rt, self._consumer, self._rebalance)
         membership = MembershipHandlers(rt, self._rebalance, self._consumer)
         self._offsets = OffsetHandlers(rt, self._rebalance)
+        self._txn_offsets = TxnOffsetHandlers(rt)
+        self._txn_offsets.register()
         admin = AdminHandlers(rt)
         heartbeat = HeartbeatHandler(rt, self._consumer)
         describe = DescribeHandler(rt, AUTHORIZED_GROUP_OPERATIONS)
@@ -110,6 +114,7 @@ class GroupCoordinator:
             14: membership.sync_group,
             15: admin.describe_groups,
             16: admin.list_groups,
+            28: self._txn_offsets.commit,
             42: admin.delete_groups,
             47: self._offsets.delete,
             68: heartbeat.heartbeat,
@@ -193,6 +198,20 @@ class GroupCoordinator:
         consumer groups subscribed to the topic see the change at their next heartbeat."""
         self._step(lambda: self._pauses.topic_deleted(topic_id), "forgetting a deleted topic")
         return self._rt.finish()
+
+    def complete_transaction(self, producer_id: int, commit: bool, now_ms: int) -> Outcome:
+        """A transaction's marker: the producer's pending offsets (TxnOffsetCommit) become
+        committed offsets on commit and vanish on abort."""
+        rt = self._rt
+        if now_ms > rt.now:
+            rt.now = now_ms
+        self._step(lambda: self._txn_offsets.complete(producer_id, commit),
+                   "completing a transaction's offsets")
+        return rt.finish()
+
+    def pending_offsets(self, group: str) -> dict[int, dict[tuple[str, int], OffsetCommitValue]]:
+        """Offsets committed in open transactions, by producer id (read-only use)."""
+        return self._rt.pending.of_group(group)
 
     def failed_groups(self) -> set[str]:
         """Groups whose fold raised: they answer COORDINATOR_NOT_AVAILABLE until a restart."""

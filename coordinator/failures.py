@@ -139,6 +139,15 @@ def _list_paused(version: int, request: Any, error: int) -> Any:
     return response_class(1002)(error_code=error, topics=[])
 
 
+def _txn_offset_commit(version: int, request: Any, error: int) -> Any:
+    R = response_class(28)
+    return R(topics=[
+        R.TxnOffsetCommitResponseTopic(name=t.name, partitions=[
+            R.TxnOffsetCommitResponsePartition(partition_index=p.partition_index, error_code=error)
+            for p in t.partitions])
+        for t in request.topics])
+
+
 _BUILDERS = {
     8: _offset_commit,
     9: _offset_fetch,
@@ -148,6 +157,7 @@ _BUILDERS = {
     14: _sync_group,
     15: _describe_groups,
     16: _list_groups,
+    28: _txn_offset_commit,
     42: _delete_groups,
     47: _offset_delete,
     68: _consumer_group_heartbeat,

@@ -255,21 +255,34 @@ class OffsetHandlers:
                 if error:
                     answered.append(group_cls(group_id=g.group_id, topics=[], error_code=error))
                     continue
-                answered.append(
-                    group_cls(
-                        group_id=g.group_id,
-                        topics=fetch_group(version, g.group_id, g.topics, topic_cls, partition_cls),
-                    )
-                )
+                topics = fetch_group(version, g.group_id, g.topics, topic_cls, partition_cls)
+                if request.require_stable:
+                    self._mark_unstable(version, g.group_id, topics)
+                answered.append(group_cls(group_id=g.group_id, topics=topics))
             return R(groups=answered)
         topic_cls, partition_cls = R.OffsetFetchResponseTopic, R.OffsetFetchResponsePartition
         topics = request.topics
         if topics is None and version < 2:
             topics = []
-        return R(
-            topics=self._fetch_group(version, request.group_id, topics, topic_cls, partition_cls),
-            error_code=E.NONE,
-        )
+        answer = self._fetch_group(version, request.group_id, topics, topic_cls, partition_cls)
+        if version >= 7 and request.require_stable:
+            self._mark_unstable(version, request.group_id, answer)
+        return R(topics=answer, error_code=E.NONE)
+
+    def _mark_unstable(self, version: int, group_id: str, topics: list[Any]) -> None:
+        """RequireStable (KIP-447): a partition with an offset pending in an open
+        transaction is answered UNSTABLE_OFFSET_COMMIT, so the consumer retries."""
+        pending = self.rt.pending
+        if not pending.has_group(group_id):
+            return
+        for topic in topics:
+            name = self.rt.topics.topic_name(topic.topic_id) if version >= 10 else topic.name
+            if name is None:
+                continue
+            for p in topic.partitions:
+                if pending.is_pending(group_id, name, p.partition_index):
+                    p.committed_offset = INVALID_OFFSET
+                    p.error_code = E.UNSTABLE_OFFSET_COMMIT
 
     def _fetch_group(
         self,
@@ -467,8 +480,10 @@ class OffsetHandlers:
     ) -> tuple[list[tuple[str, int]], bool]:
         """The group's expired offsets, and whether that is all of them."""
         offsets = self.rt.offsets.group(group_id)
+        pending = self.rt.pending
+        waiting = pending.has_group(group_id)  # offsets of open transactions keep the group
         if offsets is None:
-            return [], True
+            return [], not waiting
         if base is None:
             return [], False
         now = self.rt.now
@@ -480,11 +495,13 @@ class OffsetHandlers:
                 all_expired = False
                 continue
             for partition, value in partitions.items():
-                if is_expired(value, now, retention, base):
+                if waiting and pending.is_pending(group_id, topic, partition):
+                    all_expired = False  # Kafka waits for the transaction to end
+                elif is_expired(value, now, retention, base):
                     expired.append((topic, partition))
                 else:
                     all_expired = False
-        return expired, all_expired
+        return expired, all_expired and not waiting
 
 
 def validate_consumer_commit(

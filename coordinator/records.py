@@ -136,6 +136,48 @@ class ConsumerGroupCurrentMemberAssignmentValue(Struct, array_like=True, gc=Fals
     partitions_pending_revocation: list[TopicPartitions]
 
 
+# -- transactions -------------------------------------------------------------
+
+
+class PendingTxnOffsetKey(Struct, frozen=True, array_like=True, gc=False):
+    """An offset committed inside a producer's open transaction (TxnOffsetCommit)."""
+
+    group: str
+    producer_id: int
+    topic: str
+    partition: int
+
+
+class TxnPartitions(Struct, array_like=True, gc=False):
+    topic: str
+    partitions: list[int]
+
+
+class TransactionKey(Struct, frozen=True, array_like=True, gc=False):
+    transactional_id: str
+
+
+class TransactionValue(Struct, array_like=True, gc=False):
+    """A transactional id's producer and its transaction, as Kafka's TransactionLogValue."""
+
+    producer_id: int
+    producer_epoch: int
+    timeout_ms: int
+    state: str
+    partitions: list[TxnPartitions] = []
+    groups: list[str] = []
+    start_ms: int = -1
+    update_ms: int = -1
+
+
+class ProducerIdBlockKey(Struct, frozen=True, array_like=True, gc=False):
+    """The one key of the producer-id allocator: ids below `next_block` are handed out."""
+
+
+class ProducerIdBlockValue(Struct, array_like=True, gc=False):
+    next_block: int
+
+
 # Id 3 is the broker's topic record; ids are unique across everything one log holds.
 COORDINATOR_RECORD_TYPES: tuple[RecordType, ...] = (
     RecordType(1, "offset_commit", OffsetCommitKey, OffsetCommitValue),
@@ -149,4 +191,7 @@ COORDINATOR_RECORD_TYPES: tuple[RecordType, ...] = (
                ConsumerGroupTargetAssignmentMemberKey, ConsumerGroupTargetAssignmentMemberValue),
     RecordType(9, "consumer_group_current_member_assignment",
                ConsumerGroupCurrentMemberAssignmentKey, ConsumerGroupCurrentMemberAssignmentValue),
+    RecordType(10, "pending_txn_offset", PendingTxnOffsetKey, OffsetCommitValue),
+    RecordType(11, "transaction", TransactionKey, TransactionValue),
+    RecordType(12, "producer_id_block", ProducerIdBlockKey, ProducerIdBlockValue),
 )

@@ -347,3 +347,59 @@ _SMALL = 1 << 13
 _SMALL_VARINTS = [varint_bytes(n) for n in range(_SMALL)]  # lengths and deltas, mostly
 _NULL = varint_bytes(-1)
 _LEADING = struct.Struct(">qiibI")
+# -- transactions: who wrote a batch, and the markers that end transactions -------------
+
+_TRANSACTIONAL = 0x10
+_PRODUCER = struct.Struct(">qhi")  # producerId, producerEpoch, baseSequence
+_PRODUCER_AT = 43
+_CONTROL_KEY = struct.Struct(">hh")  # version, type (0 abort, 1 commit)
+_CONTROL_VALUE = struct.Struct(">hi")  # version, coordinator epoch
+
+
+class BatchProducer(NamedTuple):
+    """The producer fields of a v2 batch header: what idempotence and transactions check."""
+
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    transactional: bool
+    control: bool
+
+
+def batch_producer(batch: bytes | memoryview) -> BatchProducer:
+    pid, epoch, seq = _PRODUCER.unpack_from(batch, _PRODUCER_AT)
+    (attrs,) = _I16.unpack_from(batch, _ATTRIBUTES_AT)
+    return BatchProducer(pid, epoch, seq, bool(attrs & _TRANSACTIONAL), bool(attrs & _CONTROL))
+
+
+def control_batch(producer_id: int, producer_epoch: int, commit: bool, timestamp_ms: int,
+                  coordinator_epoch: int = 0) -> bytes:
+    """A transaction marker: a transactional control batch of one record whose key says
+    commit or abort (base offset 0: the partition sets it when appending)."""
+    key = _CONTROL_KEY.pack(0, 1 if commit else 0)
+    value = _CONTROL_VALUE.pack(0, coordinator_epoch)
+    body = (b"\x00" + varint_bytes(0) + varint_bytes(0) + varint_bytes(len(key)) + key
+            + varint_bytes(len(value)) + value + varint_bytes(0))
+    record = varint_bytes(len(body)) + body
+    after_crc = struct.pack(">hiqqqhii", _TRANSACTIONAL | _CONTROL, 0, timestamp_ms,
+                            timestamp_ms, producer_id, producer_epoch, -1, 1) + record
+    length = 4 + 1 + 4 + len(after_crc)  # partitionLeaderEpoch, magic, crc, the rest
+    head = struct.pack(">qiib", 0, length, 0, 2)
+    return head + struct.pack(">I", crc32c(after_crc)) + after_crc
+
+
+def control_type(batch: bytes | memoryview) -> int | None:
+    """1 for a commit marker, 0 for an abort marker, None for another control batch."""
+    body = memoryview(batch)[HEADER_SIZE:]
+    try:
+        _length, pos = read_varint(body, 0)
+        pos += 1
+        _ts, pos = read_varint(body, pos)
+        _off, pos = read_varint(body, pos)
+        key_length, pos = read_varint(body, pos)
+        if key_length < 4:
+            return None
+        _version, kind = _CONTROL_KEY.unpack_from(body, pos)
+    except (IndexError, struct.error, DecodeError):
+        return None
+    return kind if kind in (0, 1) else None

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from kcsim.coordinator import Outcome, TransactionCoordinator, TxnConfig
+from kcsim.coordinator.records import ProducerIdBlockKey, TransactionKey
 from kcsim.protocol.apis import APIS
 from kcsim.protocol.codecs import codec
 from kcsim.protocol.errors import ErrorCode
@@ -39,7 +41,7 @@ from kcsim.protocol.headers import (
 )
 from kcsim.protocol.primitives import DecodeError
 
-from .context import Durable, Pending, Released, Reply, RequestContext
+from .context import AfterDurable, Durable, Pending, Released, Reply, RequestContext
 from .control.changes import Changes
 from .control.clock import Clock
 from .control.faults import Faults
@@ -50,6 +52,7 @@ from .control.request_log import RequestDigest, RequestLog
 from .error_answers import NoErrorAnswer, error_answer
 from .handlers import load_handlers
 from .handlers.groups import handle_group_request
+from .handlers.txn_endings import settle
 from .topic_records import TopicKey
 from .topics import TopicRegistry
 
@@ -74,6 +77,7 @@ _SIZE_CORR = struct.Struct(">ii")
 # their client id (or in garbage) cannot make it hold more.
 _CACHE_BYTES = 2 * 1024 * 1024
 _CACHE_ENTRY_BYTES = 200  # a dict slot, a key tuple and two bytes objects
+TRANSACTION_KEYS = frozenset({TransactionKey, ProducerIdBlockKey})
 
 
 class ProtocolViolation(Exception):
@@ -121,6 +125,9 @@ class Broker:
         self.config = config
         self.topics = topics if topics is not None else TopicRegistry()
         self.groups = groups
+        self.transactions = TransactionCoordinator(
+            TxnConfig(config.transaction_max_timeout_ms), self.topics)
+        self._recovered = False  # transactions left ending by a restart are finished once
         self.clock = clock if clock is not None else Clock()
         self.routes = self._wire_routes(load_handlers())
         self._plans: dict[int, _Plan] = {}
@@ -405,8 +412,11 @@ class Broker:
 
     def apply(self, record: Record) -> None:
         """The one path every durable change takes, live and at replay."""
-        if type(record.key) is TopicKey:
+        kind = type(record.key)
+        if kind is TopicKey:
             self.topics.apply(record)
+        elif kind in TRANSACTION_KEYS:
+            self.transactions.apply(record)
         elif self.groups is not None:
             self.groups.apply(record)
 
@@ -416,13 +426,45 @@ class Broker:
         groups = self.groups
         run = 0
         for i, record in enumerate(records):
-            if type(record.key) is TopicKey:
+            kind = type(record.key)
+            if kind is TopicKey or kind in TRANSACTION_KEYS:
                 if groups is not None and run < i:
                     groups.apply_all(records[run:i])
-                self.topics.apply(record)
+                self.apply(record)
                 run = i + 1
         if groups is not None and run < len(records):
             groups.apply_all(records[run:] if run else records)
+    # -- time: the coordinators' deadlines ------------------------------------
+
+    def next_deadline(self) -> int | None:
+        """The earliest time the shell should tick at (0: at once)."""
+        if not self._recovered:
+            return 0
+        txn = self.transactions.next_deadline()
+        groups = self.groups.next_deadline() if self.groups is not None else None
+        if txn is None or groups is None:
+            return groups if txn is None else txn
+        return min(txn, groups)
+
+    def tick(self, now_ms: int) -> Outcome:
+        """Fire what is due at `now_ms` in both coordinators: the groups' outcome, with the
+        records of transactions that ended (timed out, or left ending by a restart) and,
+        among the answers it releases once they are durable, the writing of their markers."""
+        self.now_ms = now_ms
+        outcome = self.groups.tick(now_ms) if self.groups is not None else Outcome()
+        txn = self.transactions.tick(now_ms)
+        if not self._recovered:
+            self._recovered = True
+            recovered = self.transactions.recover()
+            for ending in recovered.endings:
+                ending.position += len(txn.records)
+            txn.records += recovered.records
+            txn.endings += recovered.endings
+        records, after = settle(self, txn, now_ms)
+        outcome.records += records
+        if after is not None:
+            outcome.responses.append((AfterDurable(after), None))
+        return outcome
 
     def change(self, records: list[Record], response: Any) -> Any:
         """Apply a handler's records, last thing before it returns, and answer once durable.
@@ -437,8 +479,12 @@ class Broker:
 
     @staticmethod
     def release(responses: Released) -> None:
-        """Hand answers to the requests waiting for them."""
+        """Hand answers to the requests waiting for them (and run the steps that waited for
+        the same records to be durable)."""
         for token, response in responses:
+            if type(token) is AfterDurable:
+                token.step()
+                continue
             token.response = response
             if token.waiter is not None:
                 token.waiter.set()

@@ -25,7 +25,7 @@ import msgspec
 import msgspec.inspect
 from msgspec import Meta
 
-from kcsim.coordinator import ASSIGNORS, GroupConfig, assignor_names
+from kcsim.coordinator import ASSIGNORS, GroupConfig, TxnConfig, assignor_names
 from kcsim.coordinator.kafka_format import DEFAULT_PARTITIONS as DEFAULT_OFFSETS_PARTITIONS
 from kcsim.storage.log import DEFAULT_SEGMENT_BYTES, MIN_SEGMENT_BYTES
 from kcsim.storage.writer import DEFAULT_TOMBSTONE_RETENTION_MS, FsyncPolicy
@@ -179,6 +179,9 @@ class Config(msgspec.Struct, kw_only=True):
     )] = ",".join(_GROUP.consumer_group_assignors)
     consumer_group_max_size: Annotated[Positive32, Meta(
         description="group.consumer.max.size")] = _GROUP.consumer_group_max_size
+    transaction_max_timeout_ms: Annotated[Positive32, Meta(
+        description="transaction.max.timeout.ms: the longest transaction timeout a producer "
+                    "may ask for")] = TxnConfig().transaction_max_timeout_ms
     max_frame_bytes: Annotated[Positive32, Meta(
         description="largest request frame accepted (socket.request.max.bytes)")] = 100 * 1024 * 1024
     max_connections: Annotated[Int32, Meta(

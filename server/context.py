@@ -58,7 +58,19 @@ class RequestContext:
 
 
 Released = list[tuple[Any, Any]]
-"""Answers of other, parked requests that a change completed: (token, response)."""
+"""Answers of other, parked requests that a change completed: (token, response); an
+`AfterDurable` token instead runs its step."""
+
+
+class AfterDurable:
+    """A step that must run once a change's records are durable and before its answer goes
+    out, whatever becomes of the connection (a transaction's markers): it travels with the
+    released answers, which the shell hands over at exactly that point."""
+
+    __slots__ = ("step",)
+
+    def __init__(self, step: Callable[[], None]) -> None:
+        self.step = step
 
 
 class Durable:

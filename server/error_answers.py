@@ -115,6 +115,39 @@ def _create_partitions(version: int, request: Any, error: int) -> Any:
                       for t in request.topics])
 
 
+def _add_partitions_to_txn(version: int, request: Any, error: int) -> Any:
+    R = response_class(24)
+
+    def topics(wanted: list[Any]) -> list[Any]:
+        return [R.AddPartitionsToTxnTopicResult(name=t.name, results_by_partition=[
+            R.AddPartitionsToTxnPartitionResult(partition_index=p, partition_error_code=error)
+            for p in t.partitions]) for t in wanted]
+
+    if version >= 4:
+        return R(error_code=error, results_by_transaction=[])
+    return R(results_by_topic_v3_and_below=topics(request.v3_and_below_topics))
+
+
+def _describe_producers(version: int, request: Any, error: int) -> Any:
+    R = response_class(61)
+    return R(topics=[R.TopicResponse(name=t.name, partitions=[
+        R.PartitionResponse(partition_index=p, error_code=error, active_producers=[])
+        for p in t.partition_indexes]) for t in request.topics])
+
+
+def _describe_transactions(version: int, request: Any, error: int) -> Any:
+    R = response_class(65)
+    return R(transaction_states=[
+        R.TransactionState(error_code=error, transactional_id=t, transaction_state="",
+                           transaction_timeout_ms=0, transaction_start_time_ms=0,
+                           producer_id=0, producer_epoch=0, topics=[])
+        for t in request.transactional_ids])
+
+
+def _list_transactions(version: int, request: Any, error: int) -> Any:
+    return response_class(66)(error_code=error, unknown_state_filters=[], transaction_states=[])
+
+
 def _top_level(api_key: int) -> Callable[[int, Any, int], Any]:
     def build(version: int, request: Any, error: int) -> Any:
         return response_class(api_key)(error_code=error)
@@ -131,7 +164,13 @@ _BUILDERS: dict[int, Callable[[int, Any, int], Any]] = {
     19: _create_topics,
     20: _delete_topics,
     22: _top_level(22),
+    24: _add_partitions_to_txn,
+    25: _top_level(25),
+    26: _top_level(26),
     32: _describe_configs,
     37: _create_partitions,
     60: _top_level(60),
+    61: _describe_producers,
+    65: _describe_transactions,
+    66: _list_transactions,
 }

@@ -161,8 +161,7 @@ class Server:
                     self.clock.start(self._clock_changed)
                     if self._writer is not None:
                         await nursery.start(self._writer.run)
-                    if self.broker.groups is not None:
-                        nursery.start_soon(self._timer)
+                    nursery.start_soon(self._timer)
                     nursery.start_soon(self._reap_idle)
                     if self.broker.offsets_topic is not None:
                         nursery.start_soon(self.broker.offsets_topic.run_compactions)
@@ -199,9 +198,9 @@ class Server:
         """Re-arm the timer if the coordinator now has an earlier deadline (`force`: whatever
         it is, as after the clock changed)."""
         scope = self._timer_scope
-        if scope is None or self.broker.groups is None:
+        if scope is None:
             return
-        deadline = self.broker.groups.next_deadline()
+        deadline = self.broker.next_deadline()
         if force or (deadline is not None and deadline != self._armed_ms):
             self._armed_ms = deadline
             at = self.clock.to_trio(deadline) if deadline is not None else math.inf
@@ -209,29 +208,27 @@ class Server:
                 scope.deadline = at
 
     async def _timer(self) -> None:
-        groups = self.broker.groups
-        assert groups is not None
+        broker = self.broker
         while True:
-            deadline = groups.next_deadline()
+            deadline = broker.next_deadline()
             with trio.CancelScope() as scope:
                 scope.deadline = self.clock.to_trio(deadline) if deadline is not None else math.inf
                 self._armed_ms = deadline
                 self._timer_scope = scope
                 await trio.sleep_forever()
             self._timer_scope = None
-            outcome = groups.tick(self.clock.now_ms())
+            outcome = broker.tick(self.clock.now_ms())
             if outcome.failures:
                 log_failures(outcome.failures)
             await self._durable(outcome.records)
-            self.broker.release(outcome.responses)
-            self.broker.changes.notify()
+            broker.release(outcome.responses)
+            broker.changes.notify()
 
     def _clock_changed(self) -> None:
         """A test advanced, froze or resumed the clock: fire every deadline now due (in
         order, each at its own time), re-arm the timer, wake long polls to look again."""
-        groups = self.broker.groups
-        if groups is not None and self._nursery is not None:
-            outcome = groups.tick(self.clock.now_ms())
+        if self._nursery is not None:
+            outcome = self.broker.tick(self.clock.now_ms())
             if outcome.failures:
                 log_failures(outcome.failures)
             try:

@@ -13,7 +13,17 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kcsim.protocol.record_batch import BatchInfo, iter_batches, record_timestamps, with_base_offset
+from kcsim.protocol.errors import ErrorCode
+from kcsim.protocol.record_batch import (
+    BatchInfo,
+    batch_producer,
+    control_batch,
+    iter_batches,
+    record_timestamps,
+    with_base_offset,
+)
+
+from .producer_state import ProducerState
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -101,6 +111,7 @@ class Partition:
         self.max_timestamps: list[int] = []
         self.max_timestamp = -1
         self.max_timestamp_offset = -1
+        self.producers = ProducerState()
         if self.store.log_end_offset > self.store.log_start_offset:
             self._rebuild_index()
 
@@ -126,6 +137,8 @@ class Partition:
             for base, batch in chunk:
                 info = next(iter_batches(batch))
                 self._index(base, info)
+                self.producers.replay(base, batch, batch_producer(batch),
+                                      info.last_offset_delta + 1, info.max_timestamp)
                 offset = base + info.last_offset_delta + 1
 
     def _index(self, base: int, info: BatchInfo) -> None:
@@ -155,9 +168,49 @@ class Partition:
             if max_ts > self.max_timestamp:
                 self.max_timestamp, self.max_timestamp_offset = max_ts, base + last_delta
 
-    def read(self, offset: int, max_bytes: int) -> list[bytes]:
-        """Whole batches from the one holding `offset`; at least one batch (KIP-74)."""
-        return [b for _base, b in self.store.read(offset, max_bytes)]
+    def append_produced(self, batch: bytes, info: BatchInfo) -> tuple[int, int, int]:
+        """Append a produced batch after the idempotence checks: (error, base offset, log
+        append time to answer).
+
+        A retried batch (same producer, epoch and sequences as one of its last five) is
+        not appended again: it is answered with the offset it got the first time and, as
+        Kafka answers a duplicate, its timestamp as the log append time."""
+        producer = batch_producer(batch)
+        if producer.producer_id < 0:
+            return ErrorCode.NONE, self.append(batch, info), -1
+        count = info.last_offset_delta + 1
+        error, duplicate = self.producers.check(producer, count)
+        if error:
+            return error, -1, -1
+        if duplicate is not None:
+            return ErrorCode.NONE, duplicate[0], duplicate[1]
+        base = self.append(batch, info)
+        self.producers.appended(producer, count, base, info.max_timestamp)
+        return ErrorCode.NONE, base, -1
+
+    def write_marker(self, producer_id: int, epoch: int, commit: bool, now_ms: int,
+                     only_open: bool = False) -> bool:
+        """Append a commit or abort marker of the producer's transaction, which ends it here
+        (as Kafka, a partition of the transaction gets one even if nothing was written to
+        it); with `only_open`, only where the producer's transaction is still open. False
+        when nothing was written."""
+        if only_open and not self.producers.has_ongoing(producer_id):
+            return False
+        batch = control_batch(producer_id, epoch, commit, now_ms)
+        base = self.append(batch, next(iter_batches(batch)))
+        self.producers.marker(producer_id, epoch, commit, base, now_ms)
+        return True
+
+    @property
+    def last_stable_offset(self) -> int:
+        return self.producers.last_stable_offset(self.store.log_end_offset)
+
+    def read(self, offset: int, max_bytes: int, upto: int | None = None) -> list[bytes]:
+        """Whole batches from the one holding `offset`; at least one batch (KIP-74); only
+        batches that start below `upto` when given (read_committed stops at the LSO)."""
+        if upto is None:
+            return [b for _base, b in self.store.read(offset, max_bytes)]
+        return [b for base, b in self.store.read(offset, max_bytes) if base < upto]
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int]:
         """(offset, timestamp) of the first record with timestamp >= target, or (-1, -1)."""

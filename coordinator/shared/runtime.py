@@ -24,6 +24,7 @@ from .interface import Failure, GroupConfig, Outcome, TopicLookup
 from .journal import Journal
 from .offset_store import OffsetStore
 from .paused import PausedRegistry
+from .pending_offsets import PendingOffsets
 from .states import DEAD
 from .timers import heartbeat_key, join_key, sync_key
 
@@ -65,6 +66,7 @@ class GroupRuntime:
         self.folds: dict[type, Callable[[Record], None]] = {}
         self.fold_commits: Callable[[Sequence[Record], int, int], int] = _no_fold
         self.offsets = OffsetStore()
+        self.pending = PendingOffsets()  # offsets of open transactions
         self.deadlines = Deadlines(self.journal)
         self.now = 0
         self.started = False

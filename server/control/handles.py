@@ -163,6 +163,21 @@ class Controls:
         if not isinstance(group, str):
             raise ValueError(f"group: expected a group id, got {group!r}")
         return self._call(lambda: paused_view(self._server().broker.groups, group))  # type: ignore[no-any-return]
+    def pending_offsets(self, group: str) -> dict[tuple[str, int], int]:
+        """The group's offsets pending in open transactions by (topic, partition) (the newest
+        if several producers have one for a partition)."""
+        def read() -> dict[tuple[str, int], int]:
+            groups = self._server().broker.groups
+            if groups is None:
+                return {}
+            return {tp: value.offset for offsets in groups.pending_offsets(group).values()
+                    for tp, value in offsets.items()}
+        return self._call(read)  # type: ignore[no-any-return]
+
+    def transaction(self, transactional_id: str) -> tuple[int, int, str] | None:
+        """(producer id, epoch, state) of a transactional id, as the coordinator holds it."""
+        return self._call(  # type: ignore[no-any-return]
+            lambda: self._server().broker.transactions.producer_epochs().get(transactional_id))
 
 
 def _filters(api: Any, group: str | None, client_id: str | None, version: int | None,

@@ -8,6 +8,7 @@ earliest, latest, timestamp or max timestamp.
 
 from __future__ import annotations
 
+import struct
 import uuid
 from typing import Any
 
@@ -15,7 +16,7 @@ import trio
 
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
-from kcsim.protocol.record_batch import BatchRejected, produced_batch
+from kcsim.protocol.record_batch import BatchRejected, batch_producer, produced_batch
 
 from ..context import Pending
 from ..dispatch import serves
@@ -28,11 +29,16 @@ _PTopic = ProduceResponse.TopicProduceResponse
 _PPart = ProduceResponse.PartitionProduceResponse
 _FTopic = FetchResponse.FetchableTopicResponse
 _FPart = FetchResponse.PartitionData
+_Aborted = FetchResponse.AbortedTransaction
+_I64 = struct.Struct(">q")
+_I32 = struct.Struct(">i")
 _LTopic = ListOffsetsResponse.ListOffsetsTopicResponse
 _LPart = ListOffsetsResponse.ListOffsetsPartitionResponse
 _ZERO = uuid.UUID(int=0)
 
 EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -2, -1, -3, -4, -5
+_TRANSACTIONAL = 0x10
+READ_COMMITTED = 1
 
 
 def _find_topic(broker: Any, name: str | None, topic_id: uuid.UUID | None, by_id: bool) -> Any:
@@ -45,19 +51,33 @@ def _unknown_topic(by_id: bool) -> int:
     return ErrorCode.UNKNOWN_TOPIC_ID if by_id else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
-def _append(partition: Any, records: bytes | None, version: int) -> tuple[int, int, str | None]:
-    """Check and append the batch of one partition; (error, base offset, message).
+def _append(broker: Any, topic: str, partition: Any, records: bytes | None, version: int,
+            transactional_id: str | None) -> tuple[int, int, int, str | None]:
+    """Check and append the batch of one partition; (error, base offset, log append time,
+    message).
 
     A batch Kafka would refuse stores nothing and answers with Kafka's error;
     bytes after the batch (a batch cut short) are dropped, as Kafka trims them.
+    A transactional batch goes only into a partition of its producer's open
+    transaction; an idempotent producer's retried batch is acknowledged, not stored twice.
     """
     try:
         info, size = produced_batch(records, version)
     except BatchRejected as exc:
-        return exc.code, -1, str(exc)
+        return exc.code, -1, -1, str(exc)
     assert records is not None
     batch = records if size == len(records) else records[:size]
-    return 0, partition.append(batch, info), None
+    if info.attributes & _TRANSACTIONAL:
+        producer = batch_producer(batch)
+        if transactional_id is None:
+            return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1, None
+        error = broker.transactions.check_produce(transactional_id, producer.producer_id,
+                                                  producer.producer_epoch, topic,
+                                                  partition.index)
+        if error:
+            return error, -1, -1, None
+    error, base, append_time = partition.append_produced(batch, info)
+    return error, base, append_time, None
 
 
 @serves(0)
@@ -79,11 +99,13 @@ def produce(broker: Any, ctx: Any, request: Any) -> Any:
                 parts.append(_PPart(index=p.index, error_code=ErrorCode.INVALID_TOPIC_EXCEPTION,
                                     base_offset=-1, log_append_time_ms=-1, log_start_offset=-1))
                 continue
-            err, base, msg = _append(partition, p.records, ctx.api_version)
+            err, base, append_time, msg = _append(
+                broker, t.name if not by_id else topic.name, partition, p.records,
+                ctx.api_version, request.transactional_id)
             appended = appended or err == 0
             parts.append(_PPart(index=p.index, error_code=err, base_offset=base,
-                                log_append_time_ms=-1, log_start_offset=partition.log_start_offset,
-                                error_message=msg))
+                                log_append_time_ms=append_time,
+                                log_start_offset=partition.log_start_offset, error_message=msg))
         responses.append(_PTopic(name=t.name, topic_id=t.topic_id, partition_responses=parts))
     if appended:
         broker.data_arrived.unpark_all()
@@ -93,7 +115,11 @@ def produce(broker: Any, ctx: Any, request: Any) -> Any:
 
 
 def _fetch_once(broker: Any, request: Any, by_id: bool) -> tuple[Any, int, bool]:
-    """Build a fetch response from what is in the logs now: (response, bytes, any error)."""
+    """Build a fetch response from what is in the logs now: (response, bytes, any error).
+
+    read_committed (isolation level 1) reads up to the last stable offset and is told
+    the aborted transactions in what it read, so that it can skip their records."""
+    committed = request.isolation_level == READ_COMMITTED
     budget = request.max_bytes if request.max_bytes > 0 else 0x7FFFFFFF
     total = 0
     errors = False
@@ -110,27 +136,42 @@ def _fetch_once(broker: Any, request: Any, by_id: bool) -> tuple[Any, int, bool]
                 continue
             part = topic.partitions[p.partition]
             hw = part.log_end_offset
+            lso = part.last_stable_offset
             if p.fetch_offset < part.log_start_offset or p.fetch_offset > hw:
                 parts.append(_FPart(partition_index=p.partition,
                                     error_code=ErrorCode.OFFSET_OUT_OF_RANGE, high_watermark=hw,
-                                    last_stable_offset=hw, log_start_offset=part.log_start_offset,
+                                    last_stable_offset=lso, log_start_offset=part.log_start_offset,
                                     records=None))
                 errors = True
                 continue
             data = b""
-            if p.fetch_offset < hw:
+            upto = lso if committed else hw
+            aborted = None
+            if p.fetch_offset < upto:
                 limit = min(p.partition_max_bytes, budget - total)
                 if limit > 0 or total == 0:
-                    chunks = part.read(p.fetch_offset, max(limit, 1))
+                    chunks = part.read(p.fetch_offset, max(limit, 1), lso if committed else None)
                     data = b"".join(chunks)
                     total += len(data)
+                    if committed and data:
+                        aborted = _aborted(part, p.fetch_offset, chunks)
             parts.append(_FPart(partition_index=p.partition, error_code=0, high_watermark=hw,
-                                last_stable_offset=hw, log_start_offset=part.log_start_offset,
-                                aborted_transactions=None, preferred_read_replica=-1,
+                                last_stable_offset=lso, log_start_offset=part.log_start_offset,
+                                aborted_transactions=aborted, preferred_read_replica=-1,
                                 records=data))
         responses.append(_FTopic(topic=t.topic, topic_id=t.topic_id, partitions=parts))
     response = FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=responses)
     return response, total, errors
+
+
+def _aborted(part: Any, start: int, chunks: list[bytes]) -> list[Any] | None:
+    """The aborted transactions overlapping the batches read (None when there are none)."""
+    last = chunks[-1]
+    end = _I64.unpack_from(last, 0)[0] + _I32.unpack_from(last, 23)[0] + 1
+    found = part.producers.aborted_between(start, end)
+    if not found:
+        return None
+    return [_Aborted(producer_id=a.producer_id, first_offset=a.first_offset) for a in found]
 
 
 @serves(1)
@@ -158,10 +199,12 @@ async def _long_poll(broker: Any, request: Any, by_id: bool, deadline_ms: int) -
             return response
 
 
-def _list_offset(part: Any, timestamp: int, version: int) -> tuple[int, int, int]:
-    """(error, timestamp, offset) for one ListOffsets query."""
+def _list_offset(part: Any, timestamp: int, version: int,
+                 isolation: int) -> tuple[int, int, int]:
+    """(error, timestamp, offset) for one ListOffsets query; `latest` is the last stable
+    offset for read_committed."""
     if timestamp == LATEST:
-        return 0, -1, part.log_end_offset
+        return 0, -1, part.last_stable_offset if isolation == READ_COMMITTED else part.log_end_offset
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
         return 0, -1, part.log_start_offset
     if timestamp == MAX_TIMESTAMP:
@@ -179,6 +222,7 @@ def _list_offset(part: Any, timestamp: int, version: int) -> tuple[int, int, int
 @serves(2)
 def list_offsets(broker: Any, ctx: Any, request: Any) -> Any:
     version = ctx.api_version
+    isolation = request.isolation_level if version >= 2 else 0
     topics = []
     for t in request.topics:
         topic = broker.topics.get(t.name)
@@ -189,29 +233,10 @@ def list_offsets(broker: Any, ctx: Any, request: Any) -> Any:
                                     error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                                     old_style_offsets=[], timestamp=-1, offset=-1, leader_epoch=-1))
                 continue
-            err, ts, offset = _list_offset(topic.partitions[p.partition_index], p.timestamp, version)
+            err, ts, offset = _list_offset(topic.partitions[p.partition_index], p.timestamp,
+                                           version, isolation)
             parts.append(_LPart(partition_index=p.partition_index, error_code=err,
                                 old_style_offsets=[offset] if offset >= 0 and err == 0 else [],
                                 timestamp=ts, offset=offset, leader_epoch=0 if offset >= 0 else -1))
         topics.append(_LTopic(name=t.name, partitions=parts))
     return ListOffsetsResponse(throttle_time_ms=0, topics=topics)
-
-
-InitProducerIdResponse = response_class(22)
-
-
-# Kafka 4.4 declares v6 (KIP-939 two-phase commit) unstable and does not advertise it.
-@serves(22, max_version=5)
-def init_producer_id(broker: Any, ctx: Any, request: Any) -> Any:
-    """Idempotent producers only: ids are handed out, sequences are not enforced."""
-    if request.transactional_id is not None:
-        return InitProducerIdResponse(throttle_time_ms=0,
-                                      error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-                                      producer_id=-1, producer_epoch=-1)
-    if request.producer_id >= 0:
-        return InitProducerIdResponse(throttle_time_ms=0, error_code=0,
-                                      producer_id=request.producer_id,
-                                      producer_epoch=(request.producer_epoch + 1) & 0x7FFF)
-    broker.next_producer_id = getattr(broker, "next_producer_id", 1000) + 1
-    return InitProducerIdResponse(throttle_time_ms=0, error_code=0,
-                                  producer_id=broker.next_producer_id, producer_epoch=0)

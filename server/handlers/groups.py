@@ -71,5 +71,8 @@ async def _parked(broker: Broker, ctx: RequestContext) -> Any:
 
 log = logging.getLogger("kcsim.coordinator")
 
+TXN_OFFSET_COMMIT = 28  # checked against its transaction first (handlers/transactions.py)
+
 for _key, (_lo, _hi) in SUPPORTED_VERSIONS.items():
-    serves(_key, _lo, _hi)(handle_group_request)
+    if _key != TXN_OFFSET_COMMIT:
+        serves(_key, _lo, _hi)(handle_group_request)

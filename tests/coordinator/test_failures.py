@@ -41,6 +41,11 @@ def _requests() -> dict[int, Any]:
             topics=[OffsetFetch.OffsetFetchRequestTopic(name="t", partition_indexes=[0, 1])],
             groups=[OffsetFetch.OffsetFetchRequestGroup(group_id=g, topics=None) for g in "ab"]),
         11: request_class(11)(group_id="g", member_id="m"),
+        28: request_class(28)(group_id="g", topics=[
+            request_class(28).TxnOffsetCommitRequestTopic(name="t", partitions=[
+                request_class(28).TxnOffsetCommitRequestPartition(partition_index=p,
+                                                                  committed_offset=1)
+                for p in (0, 1)])]),
         12: request_class(12)(group_id="g", member_id="m"),
         13: request_class(13)(group_id="g", member_id="m"),
         14: request_class(14)(group_id="g", member_id="m"),
@@ -58,7 +63,7 @@ def _requests() -> dict[int, Any]:
 
 def _where(api_key: int, version: int) -> str:
     """Where Kafka puts a whole-request error (its getErrorResponse methods)."""
-    if api_key == 8:
+    if api_key in (8, 28):
         return "partitions"
     if api_key == 9:
         return "partitions" if version < 2 else "top" if version < 8 else "groups"

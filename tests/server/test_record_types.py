@@ -22,7 +22,13 @@ from kcsim.coordinator.records import (
     PausedTopic,
     PausedTopicPartitionsKey,
     PausedTopicPartitionsValue,
+    PendingTxnOffsetKey,
+    ProducerIdBlockKey,
+    ProducerIdBlockValue,
     TopicPartitions,
+    TransactionKey,
+    TransactionValue,
+    TxnPartitions,
 )
 from kcsim.server.durability import RECORD_TYPES
 from kcsim.server.topic_records import TopicKey, TopicValue
@@ -57,6 +63,16 @@ def one_of_each_type() -> list[Record]:
                ConsumerGroupCurrentMemberAssignmentValue(7, 6, 0, tps, [])),
         Record(OffsetCommitKey("g", "t", 1), None),
         Record(GroupMetadataKey("g"), None),
+    ]
+
+
+def transaction_records() -> list[Record]:
+    """The transaction coordinator's records (written after the format above was fixed)."""
+    return [
+        Record(PendingTxnOffsetKey("g", 1000, "t", 0), OffsetCommitValue(7, -1, "", STAMP, -1)),
+        Record(TransactionKey("tx"), TransactionValue(
+            1000, 3, 60000, "Ongoing", [TxnPartitions("t", [0, 2])], ["g"], STAMP, STAMP)),
+        Record(ProducerIdBlockKey(), ProducerIdBlockValue(2000)),
     ]
 
 
@@ -102,13 +118,16 @@ def test_every_record_type_is_declared_at_its_stable_id():
         (7, "consumer_group_target_assignment_metadata", 0),
         (8, "consumer_group_target_assignment_member", 0),
         (9, "consumer_group_current_member_assignment", 0),
+        (10, "pending_txn_offset", 0),
+        (11, "transaction", 0),
+        (12, "producer_id_block", 0),
     ]
-    records = one_of_each_type()
+    records = one_of_each_type() + transaction_records()
     assert {RECORD_TYPES.of(r).name for r in records} == {t.name for t in RECORD_TYPES}
 
 
 def test_every_record_type_and_its_tombstone_round_trips(tmp_path):
-    records = one_of_each_type()
+    records = one_of_each_type() + transaction_records()
     records += [Record(r.key, None) for r in records]
     with RecordLog.open(tmp_path, types=RECORD_TYPES) as log:
         for record in records:

@@ -522,3 +522,39 @@ def test_progress_shows_on_a_terminal_and_not_in_a_pipe(
     plan_rows = table(piped.stdout)[1:]
     assert len(plan_rows) == 12 and {r[3] for r in plan_rows} == {"0"}
     assert "resetting offsets" in run_cli_on_terminal(bootstrap, *args)
+
+
+def test_describe_names_offsets_pending_in_an_open_transaction(
+    bootstrap: str, topic: str, unique_name: Any
+) -> None:
+    """A transactional producer sent offset 7 of partition 0 to its open transaction: the
+    group shows its last committed offset (3) and says that one is pending; once the
+    transaction commits, 7 is the group's offset and nothing is pending."""
+    from confluent_kafka import Consumer, Producer
+    from confluent_kafka import TopicPartition as CkPartition
+
+    from kcsim.admin import AdminClient, TopicPartition
+
+    group = unique_name("g")
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": unique_name("tx")})
+    try:
+        consumer.commit(offsets=[CkPartition(topic, 0, 3)], asynchronous=False)
+        producer.init_transactions(10)
+        producer.begin_transaction()
+        producer.send_offsets_to_transaction([CkPartition(topic, 0, 7)],
+                                             consumer.consumer_group_metadata(), 10)
+        with AdminClient(bootstrap, timeout=10) as admin:
+            assert admin.pending_transactional_offsets(
+                group, [TopicPartition(topic, p) for p in range(3)]) == {TopicPartition(topic, 0)}
+        result = run_cli(bootstrap, "--describe", "--group", group)
+        assert result.returncode == 0, result.stderr
+        assert (f"Consumer group '{group}' has offsets pending in an open transaction for "
+                f"{topic}-0; CURRENT-OFFSET is the last committed offset.") in result.stderr
+        assert [r[:4] for r in table(result.stdout)[1:]] == [[group, topic, "0", "3"]]
+        producer.commit_transaction(10)
+        result = run_cli(bootstrap, "--describe", "--group", group)
+        assert "open transaction" not in result.stderr
+        assert [r[:4] for r in table(result.stdout)[1:]] == [[group, topic, "0", "7"]]
+    finally:
+        consumer.close()

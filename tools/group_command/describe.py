@@ -37,6 +37,8 @@ def describe(admin: AdminClient, opts: Options, report: Reporter) -> None:
         sections = [state_section(g, d) for g, d in sorted(described.items())]
     for section in sections:
         announce(report, section)
+        if opts.view == "offsets":
+            note_pending(admin, report, section, opts.timeout_s)
     if opts.view == "offsets":
         emit(report, opts.output, sections, "partitions", offsets_columns(opts.verbose),
              skip_empty=True)
@@ -58,6 +60,22 @@ def announce(report: Reporter, section: Section) -> None:
         report.warn(f"\nConsumer group '{section.group}' has no active members.")
     elif section.state in REBALANCING:
         report.warn(f"\nWarning: Consumer group '{section.group}' is rebalancing.")
+
+
+def note_pending(admin: AdminClient, report: Reporter, section: Section, timeout: float) -> None:
+    """Name the partitions whose offset is pending in an open transaction: CURRENT-OFFSET
+    shows the last committed one until that transaction commits."""
+    if section.error is not None or not section.rows:
+        return
+    partitions = [TopicPartition(r["topic"], r["partition"]) for r in section.rows]
+    try:
+        pending = admin.pending_transactional_offsets(section.group, partitions, timeout=timeout)
+    except AdminError:
+        return  # a broker without RequireStable (before Kafka 2.5): nothing to say
+    if pending:
+        names = ", ".join(f"{tp.topic}-{tp.partition}" for tp in sorted(pending))
+        report.warn(f"\nConsumer group '{section.group}' has offsets pending in an open "
+                    f"transaction for {names}; CURRENT-OFFSET is the last committed offset.")
 
 
 def emit(

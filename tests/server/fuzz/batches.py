@@ -38,7 +38,7 @@ def record(offset_delta: int, value: bytes, key: bytes | None = None) -> bytes:
 def batch(values: list[bytes], *, base_offset: int = 0, attributes: int = 0,
           last_offset_delta: int | None = None, count: int | None = None,
           producer_id: int = -1, base_sequence: int = -1, magic: int = 2,
-          records: bytes | None = None) -> bytes:
+          records: bytes | None = None, producer_epoch: int | None = None) -> bytes:
     """One batch holding `values` as records 0..n-1; the keyword arguments build batches
     whose header lies about them (the CRC is computed over whatever is given)."""
     n = len(values)
@@ -46,7 +46,9 @@ def batch(values: list[bytes], *, base_offset: int = 0, attributes: int = 0,
         record(i, v) for i, v in enumerate(values))
     after_crc = AFTER_CRC.pack(
         attributes, n - 1 if last_offset_delta is None else last_offset_delta,
-        TIMESTAMP, TIMESTAMP, producer_id, 0 if producer_id >= 0 else -1, base_sequence,
+        TIMESTAMP, TIMESTAMP, producer_id,
+        producer_epoch if producer_epoch is not None else (0 if producer_id >= 0 else -1),
+        base_sequence,
         n if count is None else count) + body
     length = 4 + 1 + 4 + len(after_crc)  # epoch, magic, crc, then the CRC'd part
     return PREFIX.pack(base_offset, length, -1, magic, crc32c(after_crc)) + after_crc

@@ -1,0 +1,1 @@
+"""The transaction coordinator: transactional ids, their producers and transactions."""

@@ -1,0 +1,439 @@
+"""Kafka's transaction coordinator as a pure fold: InitProducerId, AddPartitionsToTxn,
+AddOffsetsToTxn, EndTxn, transaction time-outs, DescribeTransactions and ListTransactions.
+
+State changes only through `apply` of TransactionKey / ProducerIdBlockKey records, live
+and at replay. Ending a transaction writes PrepareCommit (or PrepareAbort), then the
+shell writes the markers into the partitions and completes the group's pending offsets,
+then the Complete record follows (`Ending.complete`): a log that ends between the two
+is finished by `recover` after replay, as Kafka's coordinator does on load.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kcsim.coordinator.records import (
+    ProducerIdBlockKey,
+    ProducerIdBlockValue,
+    TransactionKey,
+    TransactionValue,
+)
+from kcsim.protocol.codecs import response_class
+from kcsim.protocol.errors import ErrorCode
+from kcsim.storage.records import Record
+
+from ..shared.deadlines import Deadlines
+from ..shared.timers import TimerKey
+from .metadata import TxnMetadata
+from .state import ADD_RULES, END_RULES, INIT_RULES, Add, End, Init, TxnState
+
+if TYPE_CHECKING:
+    from ..shared.interface import TopicLookup
+
+E = ErrorCode
+S = TxnState
+InitProducerIdResponse = response_class(22)
+AddPartitionsResponse = response_class(24)
+AddOffsetsResponse = response_class(25)
+EndTxnResponse = response_class(26)
+DescribeTransactionsResponse = response_class(65)
+ListTransactionsResponse = response_class(66)
+_APResult = AddPartitionsResponse.AddPartitionsToTxnResult
+_APTopic = AddPartitionsResponse.AddPartitionsToTxnTopicResult
+_APPartition = AddPartitionsResponse.AddPartitionsToTxnPartitionResult
+
+TIMEOUT = "txn-timeout"
+_OPEN = frozenset({S.ONGOING, S.PREPARE_COMMIT, S.PREPARE_ABORT, S.PREPARE_EPOCH_FENCE})
+FIRST_PRODUCER_ID = 1000
+PRODUCER_ID_BLOCK = 1000
+# The versions from which each API knows PRODUCER_FENCED (KIP-588); older ones are
+# answered INVALID_PRODUCER_EPOCH instead.
+FENCED_SINCE = {22: 4, 24: 2, 25: 2, 26: 2, 28: 3}
+
+
+def fenced(api_key: int, version: int) -> int:
+    """PRODUCER_FENCED, or INVALID_PRODUCER_EPOCH for a version that predates it."""
+    return E.PRODUCER_FENCED if version >= FENCED_SINCE[api_key] else E.INVALID_PRODUCER_EPOCH
+
+
+@dataclass
+class TxnConfig:
+    transaction_max_timeout_ms: int = 900000
+
+
+@dataclass
+class Ending:
+    """A transaction being ended: the shell writes a marker (commit or abort, with
+    `producer_epoch`) into each partition, completes the producer's pending offsets in
+    the groups, then persists `complete`."""
+
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    commit: bool
+    partitions: list[tuple[str, int]]
+    groups: list[str]
+    complete: list[Record]
+    # How many of the outcome's records come before this ending's (the groups' offsets
+    # and `complete` go there, so that the log keeps the order the state changed in).
+    position: int = 0
+    # A transaction finished again after a restart: markers go only where it is still
+    # open (some may have been written before), not into every partition as at its end.
+    recovering: bool = False
+
+
+@dataclass
+class TxnOutcome:
+    response: Any = None
+    records: list[Record] = field(default_factory=list)
+    endings: list[Ending] = field(default_factory=list)
+
+
+class TransactionCoordinator:
+    def __init__(self, config: TxnConfig, topics: TopicLookup) -> None:
+        self.config = config
+        self.topics = topics
+        self.txns: dict[str, TxnMetadata] = {}
+        self.deadlines = Deadlines()
+        self.now = 0
+        self._next_id = FIRST_PRODUCER_ID
+        self._block_end = FIRST_PRODUCER_ID
+        self._allocating = False  # False until the first id is handed out after replay
+        self._out = TxnOutcome()
+
+    # -- the fold -------------------------------------------------------------
+
+    def apply(self, record: Record) -> None:
+        key = record.key
+        if type(key) is TransactionKey:
+            value: TransactionValue | None = record.value
+            if value is None:
+                self.txns.pop(key.transactional_id, None)
+                self.deadlines.cancel(TimerKey(TIMEOUT, key.transactional_id))
+                return
+            meta = TxnMetadata.from_value(key.transactional_id, value)
+            self.txns[key.transactional_id] = meta
+            timer = TimerKey(TIMEOUT, key.transactional_id)
+            if meta.state is S.ONGOING:
+                self.deadlines.schedule(timer, meta.start_ms + meta.timeout_ms)
+            else:
+                self.deadlines.cancel(timer)
+        elif type(key) is ProducerIdBlockKey:
+            block = record.value
+            if isinstance(block, ProducerIdBlockValue):
+                self._block_end = max(self._block_end, block.next_block)
+
+    def _write(self, meta: TxnMetadata, into: list[Record] | None = None) -> None:
+        record = Record(TransactionKey(meta.transactional_id), meta.to_value())
+        (self._out.records if into is None else into).append(record)
+        self.apply(record)
+
+    def _new_producer_id(self) -> int:
+        """The next producer id; ids are reserved in durable blocks, so none is handed out
+        twice across restarts (ids of a block begun before a restart are skipped)."""
+        if not self._allocating:
+            self._allocating = True
+            self._next_id = max(self._next_id, self._block_end)
+        if self._next_id >= self._block_end:
+            record = Record(ProducerIdBlockKey(),
+                            ProducerIdBlockValue(self._next_id + PRODUCER_ID_BLOCK))
+            self._out.records.append(record)
+            self.apply(record)
+        pid = self._next_id
+        self._next_id += 1
+        return pid
+
+    def _take(self, response: Any = None) -> TxnOutcome:
+        out, self._out = self._out, TxnOutcome()
+        out.response = response
+        return out
+
+    # -- time -------------------------------------------------------------------
+
+    def next_deadline(self) -> int | None:
+        return self.deadlines.earliest()
+
+    def tick(self, now_ms: int) -> TxnOutcome:
+        """Abort, with a bumped epoch that fences their producer, the transactions that
+        outlived their time-out (Kafka's abortTimedOutTransactions)."""
+        self.now = max(self.now, now_ms)
+        while True:
+            due = self.deadlines.pop_due(now_ms)
+            if due is None:
+                break
+            _, key, _ = due
+            meta = self.txns.get(key.group_id)
+            if meta is not None and meta.state is S.ONGOING:
+                self._end(meta, commit=False, bump=True)
+        return self._take()
+
+    def recover(self) -> TxnOutcome:
+        """After replay: finish the transactions whose log ends between Prepare and Complete,
+        and name again the completed ones, whose markers may not all have been written
+        (the shell writes a marker only where the transaction is still open)."""
+        for meta in list(self.txns.values()):
+            if meta.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+                self._ending(meta, meta.state is S.PREPARE_COMMIT)
+                self._out.endings[-1].recovering = True
+            elif meta.state in (S.COMPLETE_COMMIT, S.COMPLETE_ABORT) and meta.partitions:
+                self._out.endings.append(Ending(
+                    meta.transactional_id, meta.producer_id, meta.producer_epoch,
+                    meta.state is S.COMPLETE_COMMIT, sorted(meta.partitions),
+                    sorted(meta.groups), [], len(self._out.records), recovering=True))
+        return self._take()
+
+    # -- requests ---------------------------------------------------------------
+
+    def init_producer_id(self, version: int, request: Any, now_ms: int) -> TxnOutcome:
+        self.now = max(self.now, now_ms)
+        txn_id = request.transactional_id
+        if txn_id is None:
+            return self._take(self._idempotent(version, request))
+        timeout = request.transaction_timeout_ms
+        if timeout <= 0 or timeout > self.config.transaction_max_timeout_ms:
+            return self._take(_init(E.INVALID_TRANSACTION_TIMEOUT))
+        meta = self.txns.get(txn_id)
+        if meta is None:
+            new = TxnMetadata(txn_id, self._new_producer_id(), 0, timeout, S.EMPTY,
+                              update_ms=self.now)
+            self._write(new)
+            return self._take(_init(E.NONE, new.producer_id, 0))
+        expected_pid = request.producer_id if version >= 3 else -1
+        expected_epoch = request.producer_epoch if version >= 3 else -1
+        if expected_pid >= 0 and (expected_pid, expected_epoch) != (meta.producer_id,
+                                                                    meta.producer_epoch):
+            return self._take(_init(fenced(22, version)))
+        does = INIT_RULES[meta.state]
+        if does is Init.RETRY:
+            return self._take(_init(E.CONCURRENT_TRANSACTIONS))
+        if does is Init.FENCE:
+            # The open transaction is aborted with a bumped epoch, fencing the old producer.
+            meta = self._end(meta, commit=False, bump=True)
+        pid, epoch = meta.producer_id, meta.producer_epoch + 1
+        if meta.epoch_exhausted():
+            pid, epoch = self._new_producer_id(), 0
+        self._write(meta.moved_to(S.EMPTY, self.now, producer_id=pid, producer_epoch=epoch,
+                                  timeout_ms=timeout, partitions=set(), groups=set(),
+                                  start_ms=-1))
+        return self._take(_init(E.NONE, pid, epoch))
+
+    def _idempotent(self, version: int, request: Any) -> Any:
+        if version >= 3 and request.producer_id >= 0:
+            # KIP-360: an idempotent producer bumps its own epoch to reset its sequences.
+            epoch = request.producer_epoch + 1
+            if epoch < 32767:
+                return _init(E.NONE, request.producer_id, epoch)
+        return _init(E.NONE, self._new_producer_id(), 0)
+
+    def _check(self, api_key: int, version: int, txn_id: str, pid: int,
+               epoch: int) -> tuple[int, TxnMetadata | None]:
+        meta = self.txns.get(txn_id)
+        if meta is None or meta.producer_id != pid:
+            return E.INVALID_PRODUCER_ID_MAPPING, None
+        if epoch != meta.producer_epoch:
+            return fenced(api_key, version), None
+        return E.NONE, meta
+
+    def _add(self, meta: TxnMetadata, partitions: set[tuple[str, int]],
+             groups: set[str]) -> int:
+        does = ADD_RULES[meta.state]
+        if does is Add.RETRY:
+            return E.CONCURRENT_TRANSACTIONS
+        if meta.state is S.ONGOING and partitions <= meta.partitions and groups <= meta.groups:
+            return E.NONE
+        if meta.state is S.ONGOING:
+            new = meta.moved_to(S.ONGOING, self.now, partitions=meta.partitions | partitions,
+                                groups=meta.groups | groups)
+        else:
+            new = meta.moved_to(S.ONGOING, self.now, partitions=set(partitions),
+                                groups=set(groups), start_ms=self.now)
+        self._write(new)
+        return E.NONE
+
+    def add_partitions(self, version: int, request: Any, now_ms: int) -> TxnOutcome:
+        self.now = max(self.now, now_ms)
+        if version >= 4:
+            results = [
+                _APResult(transactional_id=t.transactional_id,
+                          topic_results=self._add_partitions(
+                              version, t.transactional_id, t.producer_id, t.producer_epoch,
+                              t.topics, t.verify_only))
+                for t in request.transactions]
+            return self._take(AddPartitionsResponse(throttle_time_ms=0, error_code=0,
+                                                    results_by_transaction=results))
+        topics = self._add_partitions(
+            version, request.v3_and_below_transactional_id, request.v3_and_below_producer_id,
+            request.v3_and_below_producer_epoch, request.v3_and_below_topics, False)
+        return self._take(AddPartitionsResponse(throttle_time_ms=0,
+                                                results_by_topic_v3_and_below=topics))
+
+    def _add_partitions(self, version: int, txn_id: str, pid: int, epoch: int,
+                        topics: list[Any], verify_only: bool) -> list[Any]:
+        unknown: set[tuple[str, int]] = set()
+        wanted: set[tuple[str, int]] = set()
+        for t in topics:
+            count = self.topics.partition_count(t.name)
+            for p in t.partitions:
+                (wanted if count is not None and 0 <= p < count else unknown).add((t.name, p))
+        if unknown:
+            error_of: dict[tuple[str, int], int] = dict.fromkeys(unknown, E.UNKNOWN_TOPIC_OR_PARTITION)
+            error_of.update(dict.fromkeys(wanted, E.OPERATION_NOT_ATTEMPTED))
+        else:
+            error, meta = self._check(24, version, txn_id, pid, epoch)
+            if verify_only and meta is not None:
+                error_of = {tp: (E.NONE if meta.state is S.ONGOING and tp in meta.partitions
+                                 else E.INVALID_TXN_STATE) for tp in wanted}
+            else:
+                if meta is not None:
+                    error = self._add(meta, wanted, set())
+                error_of = dict.fromkeys(wanted, error)
+        by_topic: dict[str, list[Any]] = {}
+        for t in topics:
+            parts = by_topic.setdefault(t.name, [])
+            for p in t.partitions:
+                parts.append(_APPartition(partition_index=p,
+                                          partition_error_code=error_of[(t.name, p)]))
+        return [_APTopic(name=name, results_by_partition=parts) for name, parts in by_topic.items()]
+
+    def add_offsets(self, version: int, request: Any, now_ms: int) -> TxnOutcome:
+        self.now = max(self.now, now_ms)
+        error, meta = self._check(25, version, request.transactional_id, request.producer_id,
+                                  request.producer_epoch)
+        if meta is not None:
+            error = self._add(meta, set(), {request.group_id})
+        return self._take(AddOffsetsResponse(throttle_time_ms=0, error_code=error))
+
+    def end_txn(self, version: int, request: Any, now_ms: int) -> TxnOutcome:
+        self.now = max(self.now, now_ms)
+        error, meta = self._check(26, version, request.transactional_id, request.producer_id,
+                                  request.producer_epoch)
+        if meta is None:
+            return self._take(_end_response(error))
+        does = END_RULES[(meta.state, bool(request.committed))]
+        if does is End.RETRY:
+            return self._take(_end_response(E.CONCURRENT_TRANSACTIONS))
+        if does is End.INVALID:
+            return self._take(_end_response(E.INVALID_TXN_STATE))
+        if does is End.END:
+            # KIP-890 (EndTxn v5): every transaction ends with a bumped epoch.
+            meta = self._end(meta, bool(request.committed), bump=version >= 5)
+        return self._take(_end_response(E.NONE, meta.producer_id, meta.producer_epoch))
+
+    def _end(self, meta: TxnMetadata, commit: bool, bump: bool) -> TxnMetadata:
+        """Prepare the end (bumping the epoch when asked), then hand the markers to the shell."""
+        if bump and not commit:
+            meta = meta.moved_to(S.PREPARE_EPOCH_FENCE, self.now)
+        epoch = meta.producer_epoch + 1 if bump else meta.producer_epoch
+        pid = meta.producer_id
+        if bump and meta.epoch_exhausted():
+            pid, epoch = meta.producer_id, meta.producer_epoch  # markers keep the old epoch
+        prepared = meta.moved_to(S.PREPARE_COMMIT if commit else S.PREPARE_ABORT, self.now,
+                                 producer_id=pid, producer_epoch=epoch)
+        self._write(prepared)
+        return self._ending(prepared, commit)
+
+    def _ending(self, prepared: TxnMetadata, commit: bool) -> TxnMetadata:
+        # The Complete record keeps the partitions: a restart before the markers were all
+        # written finds where they are still due (`recover`).
+        done = prepared.moved_to(S.COMPLETE_COMMIT if commit else S.COMPLETE_ABORT, self.now)
+        complete: list[Record] = []
+        self._write(done, complete)
+        self._out.endings.append(Ending(
+            prepared.transactional_id, prepared.producer_id, prepared.producer_epoch, commit,
+            sorted(prepared.partitions), sorted(prepared.groups), complete,
+            len(self._out.records)))
+        return done
+
+    # -- what the data plane and the group side check ------------------------------
+
+    def check_produce(self, txn_id: str, pid: int, epoch: int, topic: str,
+                      partition: int) -> int:
+        """A transactional batch is accepted only into a partition of the producer's open
+        transaction (Kafka's verification, which keeps hanging transactions out)."""
+        meta = self.txns.get(txn_id)
+        if meta is None or meta.producer_id != pid:
+            return E.INVALID_PRODUCER_ID_MAPPING
+        if epoch < meta.producer_epoch:
+            return E.INVALID_PRODUCER_EPOCH
+        if meta.state is not S.ONGOING or (topic, partition) not in meta.partitions:
+            return E.INVALID_TXN_STATE
+        return E.NONE
+
+    def check_offsets(self, version: int, txn_id: str, pid: int, epoch: int,
+                      group_id: str) -> int:
+        """TxnOffsetCommit is accepted only from the current producer for a group added
+        to its open transaction."""
+        meta = self.txns.get(txn_id)
+        if meta is None or meta.producer_id != pid:
+            return E.INVALID_PRODUCER_ID_MAPPING
+        if epoch != meta.producer_epoch:
+            return fenced(28, version)
+        if meta.state is not S.ONGOING or group_id not in meta.groups:
+            return E.INVALID_TXN_STATE
+        return E.NONE
+
+    # -- admin --------------------------------------------------------------------
+
+    def describe(self, request: Any) -> Any:
+        R = DescribeTransactionsResponse
+        out = []
+        for txn_id in request.transactional_ids:
+            meta = self.txns.get(txn_id)
+            if meta is None:
+                # Kafka leaves the other fields at their zero values.
+                out.append(R.TransactionState(
+                    error_code=E.TRANSACTIONAL_ID_NOT_FOUND, transactional_id=txn_id,
+                    transaction_state="", transaction_timeout_ms=0,
+                    transaction_start_time_ms=0, producer_id=0, producer_epoch=0, topics=[]))
+                continue
+            value = meta.to_value()
+            if meta.state not in _OPEN:
+                value.partitions = []  # the last transaction's partitions are not shown
+            out.append(R.TransactionState(
+                error_code=0, transactional_id=txn_id, transaction_state=meta.state.value,
+                transaction_timeout_ms=meta.timeout_ms,
+                transaction_start_time_ms=meta.start_ms, producer_id=meta.producer_id,
+                producer_epoch=meta.producer_epoch,
+                topics=[R.TopicData(topic=tp.topic, partitions=tp.partitions)
+                        for tp in value.partitions]))
+        return R(throttle_time_ms=0, transaction_states=out)
+
+    def list(self, version: int, request: Any, now_ms: int) -> Any:
+        R = ListTransactionsResponse
+        known = {s.value for s in TxnState}
+        states = set(request.state_filters)
+        pids = set(request.producer_id_filters)
+        duration = request.duration_filter if version >= 1 else -1
+        pattern = request.transactional_id_pattern if version >= 2 else None
+        try:
+            matches = re.compile(pattern).fullmatch if pattern else None
+        except re.error:
+            return R(throttle_time_ms=0, error_code=E.INVALID_REGULAR_EXPRESSION,
+                     unknown_state_filters=[], transaction_states=[])
+        out = [
+            R.TransactionState(transactional_id=txn_id, producer_id=meta.producer_id,
+                               transaction_state=meta.state.value)
+            for txn_id, meta in sorted(self.txns.items())
+            if (not states or meta.state.value in states)
+            and (not pids or meta.producer_id in pids)
+            and (matches is None or matches(txn_id) is not None)
+            and (duration < 0 or (meta.state is S.ONGOING
+                                  and now_ms - meta.start_ms > duration))]
+        return R(throttle_time_ms=0, error_code=0,
+                 unknown_state_filters=sorted(states - known), transaction_states=out)
+
+    def producer_epochs(self) -> dict[str, tuple[int, int, str]]:
+        """(producer id, epoch, state) by transactional id: for tests and tools."""
+        return {t: (m.producer_id, m.producer_epoch, m.state.value) for t, m in self.txns.items()}
+
+
+def _init(error: int, pid: int = -1, epoch: int = -1) -> Any:
+    return InitProducerIdResponse(throttle_time_ms=0, error_code=error, producer_id=pid,
+                                  producer_epoch=epoch)
+
+
+def _end_response(error: int, pid: int = -1, epoch: int = -1) -> Any:
+    return EndTxnResponse(throttle_time_ms=0, error_code=error, producer_id=pid,
+                          producer_epoch=epoch)

@@ -1,0 +1,115 @@
+"""InitProducerId (22), AddPartitionsToTxn (24), AddOffsetsToTxn (25), EndTxn (26),
+TxnOffsetCommit (28), DescribeProducers (61), DescribeTransactions (65) and
+ListTransactions (66): the wire side of the transaction coordinator.
+
+The coordinator is pure; what ends a transaction is settled here (`txn_endings`): its
+answer goes out once the records are durable and the markers written.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kcsim.protocol.codecs import response_class
+from kcsim.protocol.errors import ErrorCode
+
+from ..context import AfterDurable, Durable
+from ..dispatch import serves
+from .groups import handle_group_request
+from .txn_endings import settle
+
+if TYPE_CHECKING:
+    from kcsim.coordinator import TxnOutcome
+
+    from ..broker import Broker
+    from ..context import RequestContext
+
+TxnOffsetCommitResponse = response_class(28)
+DescribeProducersResponse = response_class(61)
+_DPTopic = DescribeProducersResponse.TopicResponse
+_DPPartition = DescribeProducersResponse.PartitionResponse
+_DPProducer = DescribeProducersResponse.ProducerState
+
+
+def _answer(broker: Broker, outcome: TxnOutcome) -> Any:
+    """The answer once its records are durable; the markers of a transaction it ended are
+    written at that point, before the answer goes out, even if the client is gone by then."""
+    records, after = settle(broker, outcome, broker.now_ms)
+    if after is None:
+        return Durable(outcome.response, records, []) if records else outcome.response
+    return Durable(outcome.response, records, [(AfterDurable(after), None)])
+
+
+# Kafka 4.4 declares v6 (KIP-939 two-phase commit) unstable and does not advertise it.
+@serves(22, max_version=5)
+def init_producer_id(broker: Broker, ctx: RequestContext, request: Any) -> Any:
+    return _answer(broker, broker.transactions.init_producer_id(ctx.api_version, request,
+                                                                broker.now_ms))
+
+
+@serves(24)
+def add_partitions_to_txn(broker: Broker, ctx: RequestContext, request: Any) -> Any:
+    return _answer(broker, broker.transactions.add_partitions(ctx.api_version, request,
+                                                              broker.now_ms))
+
+
+@serves(25)
+def add_offsets_to_txn(broker: Broker, ctx: RequestContext, request: Any) -> Any:
+    return _answer(broker, broker.transactions.add_offsets(ctx.api_version, request,
+                                                           broker.now_ms))
+
+
+@serves(26)
+def end_txn(broker: Broker, ctx: RequestContext, request: Any) -> Any:
+    return _answer(broker, broker.transactions.end_txn(ctx.api_version, request, broker.now_ms))
+
+
+@serves(28)
+def txn_offset_commit(broker: Broker, ctx: RequestContext, request: Any) -> Any:
+    """Checked against the producer's transaction first, then served by the group."""
+    error = broker.transactions.check_offsets(ctx.api_version, request.transactional_id,
+                                              request.producer_id, request.producer_epoch,
+                                              request.group_id)
+    if error:
+        return TxnOffsetCommitResponse(throttle_time_ms=0, topics=[
+            TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic(name=t.name, partitions=[
+                TxnOffsetCommitResponse.TxnOffsetCommitResponsePartition(
+                    partition_index=p.partition_index, error_code=error)
+                for p in t.partitions])
+            for t in request.topics])
+    return handle_group_request(broker, ctx, request)
+
+
+@serves(61)
+def describe_producers(broker: Broker, ctx: RequestContext, request: Any) -> Any:
+    topics = []
+    for t in request.topics:
+        topic = broker.topics.get(t.name)
+        parts = []
+        for index in t.partition_indexes:
+            if topic is None or not 0 <= index < len(topic.partitions):
+                parts.append(_DPPartition(partition_index=index,
+                                          error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                          error_message=None, active_producers=[]))
+                continue
+            state = topic.partitions[index].producers
+            parts.append(_DPPartition(
+                partition_index=index, error_code=0, error_message=None,
+                active_producers=[
+                    _DPProducer(producer_id=pid, producer_epoch=entry.epoch,
+                                last_sequence=entry.last_seq,
+                                last_timestamp=entry.last_timestamp, coordinator_epoch=0,
+                                current_txn_start_offset=state.ongoing.get(pid, -1))
+                    for pid, entry in sorted(state.producers.items())]))
+        topics.append(_DPTopic(name=t.name, partitions=parts))
+    return DescribeProducersResponse(throttle_time_ms=0, topics=topics)
+
+
+@serves(65)
+def describe_transactions(broker: Broker, ctx: RequestContext, request: Any) -> Any:
+    return broker.transactions.describe(request)
+
+
+@serves(66)
+def list_transactions(broker: Broker, ctx: RequestContext, request: Any) -> Any:
+    return broker.transactions.list(ctx.api_version, request, broker.now_ms)
