@@ -164,7 +164,9 @@ class TransactionValue(Struct, array_like=True, gc=False):
     producer_epoch: int
     timeout_ms: int
     state: str
-    partitions: list[TxnPartitions] = []
+    # Named apart from the topic record's `partitions` (a count): the pipeline's columns
+    # are by field name across record types.
+    txn_partitions: list[TxnPartitions] = []
     groups: list[str] = []
     start_ms: int = -1
     update_ms: int = -1

@@ -80,6 +80,10 @@ def record_columns(types: Iterable[RecordType]) -> RecordColumns:
                 if index is not None and (index < len(LEADING) or fields[index].type != arrow):
                     name = f"{t.name}_{field.name}"
                     index = by_name.get(name)
+                    if index is not None and fields[index].type != arrow:
+                        raise TypeError(
+                            f"record type {t.name!r}: column {name!r} is taken by a field of "
+                            f"another type ({fields[index].type}, not {arrow}); rename the field")
                 if index is None:
                     index = len(fields)
                     fields.append(pa.field(name, arrow))

@@ -390,14 +390,14 @@ class TransactionCoordinator:
                 continue
             value = meta.to_value()
             if meta.state not in _OPEN:
-                value.partitions = []  # the last transaction's partitions are not shown
+                value.txn_partitions = []  # the last transaction's partitions are not shown
             out.append(R.TransactionState(
                 error_code=0, transactional_id=txn_id, transaction_state=meta.state.value,
                 transaction_timeout_ms=meta.timeout_ms,
                 transaction_start_time_ms=meta.start_ms, producer_id=meta.producer_id,
                 producer_epoch=meta.producer_epoch,
                 topics=[R.TopicData(topic=tp.topic, partitions=tp.partitions)
-                        for tp in value.partitions]))
+                        for tp in value.txn_partitions]))
         return R(throttle_time_ms=0, transaction_states=out)
 
     def list(self, version: int, request: Any, now_ms: int) -> Any:

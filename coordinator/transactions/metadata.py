@@ -36,7 +36,7 @@ class TxnMetadata:
     def from_value(cls, transactional_id: str, value: TransactionValue) -> TxnMetadata:
         return cls(transactional_id, value.producer_id, value.producer_epoch, value.timeout_ms,
                    TxnState(value.state),
-                   {(tp.topic, p) for tp in value.partitions for p in tp.partitions},
+                   {(tp.topic, p) for tp in value.txn_partitions for p in tp.partitions},
                    set(value.groups), value.start_ms, value.update_ms)
 
     def moved_to(self, state: TxnState, now_ms: int, **changes: object) -> TxnMetadata:

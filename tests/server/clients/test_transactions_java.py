@@ -72,11 +72,13 @@ def test_a_transaction_left_open_past_its_timeout_is_aborted(
         try:
             assert java.stdout is not None and java.stdin is not None
             assert java.stdout.readline().strip() == "open"
+            kcsim.clock.freeze()  # from here the broker's time moves only when advanced
             stable, end = latest_offsets(kcsim.bootstrap, sink)
             assert (stable, end) == (0, 1)  # the open transaction holds the last stable offset
-            kcsim.clock.advance(59_000)
+            kcsim.clock.advance(50_000)  # less than the timeout, whatever real time passed
             assert latest_offsets(kcsim.bootstrap, sink) == (0, 1)
-            kcsim.clock.advance(1_000)
+            kcsim.clock.advance(10_000)  # past it
+            kcsim.clock.resume()  # long-poll fetches wait on the broker's clock
             stable, end = latest_offsets(kcsim.bootstrap, sink)
             assert stable == end == 2  # the record and the abort marker
             assert read_values(kcsim.bootstrap, sink) == []
