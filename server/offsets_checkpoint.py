@@ -106,7 +106,13 @@ def bring_up_to_date(view: OffsetsTopic, log: RecordLog, data_dir: str) -> tuple
             added = view.catch_up(tail, mark.ends)
             if added is not None:
                 return "checkpoint", added
+    return "resync", resync_from_log(view, log)
+
+
+def resync_from_log(view: OffsetsTopic, log: RecordLog) -> int:
+    """Compare the topic's newest value of each key with the whole log and append what
+    differs, tombstones included; how many records were appended."""
     collector = StateCollector(view.offset_value_version)
     for record in log.replay():
         collector(record)
-    return "resync", view.resync(collector.state)
+    return view.resync(collector.state)

@@ -25,6 +25,7 @@ of the "interval" and "never" policies, which only copy into the page cache.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import math
@@ -39,7 +40,7 @@ from .errors import StorageClosedError, StorageError, StorageFailedError
 from .records import Record
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import AsyncIterator, Callable, Sequence
 
     from .log import RecordLog
     from .segment import Segment
@@ -338,6 +339,15 @@ class GroupCommitWriter:
             await trio.to_thread.run_sync(self._sync, trio.current_time())
         except (OSError, StorageError) as exc:
             raise self._fail(exc) from exc
+
+    @contextlib.asynccontextmanager
+    async def between_flushes(self) -> AsyncIterator[None]:
+        """Hold off flushes, fsync rounds and compactions of the writer task: inside, on
+        the trio thread and until the next await, the log holds exactly the records
+        `on_durable` was told of (commits appending on the trio thread tell it at once),
+        so something derived from the log can start following `on_durable` from there."""
+        async with self._critical:
+            yield
 
     # -- compaction -------------------------------------------------------------------
 
