@@ -8,8 +8,9 @@ partition's end offset, taken when the topic held every record up to that
 point. A start reads the records the log holds after the checkpoint, skips
 those the topic already shows past the checkpoint's end offsets and appends
 the rest, so a crash costs a read of the log's last moments, not of all of it.
-Where the checkpoint no longer leads anywhere (no checkpoint: a data directory
-from before the topic existed; the segment it names was compacted since), the
+The checkpoint exists from the topic's first read on (`offsets_activation`): a
+start without one leaves the topic alone. Where the checkpoint no longer leads
+anywhere (the topic's files lost; the segment it names was compacted since), the
 start compares the topic's newest value of each key with the whole replayed
 log and appends what differs, tombstones included. Either way readers see the
 durable state again, and offsets only ever grow. The checkpoint is written

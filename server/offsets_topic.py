@@ -5,8 +5,9 @@ over it: the record log keeps one global order and its compaction renumbers
 the records of a segment, so per-partition offsets derived from it could not
 be both dense and stable across restarts. The topic is an ordinary internal
 topic of the broker (its partitions are partition logs like any topic's, so
-Fetch, ListOffsets and long polls serve it unchanged); every record the
-coordinator makes durable is appended to it, in Kafka's format
+Fetch, ListOffsets and long polls serve it unchanged); once a client has read it
+(`offsets_activation`), every record the coordinator makes durable is appended to
+it, in Kafka's format
 (`kcsim.coordinator.kafka_format`), once the writer has made it durable and
 in the writer's order, so a reader never sees a change kcsim could still lose.
 Each compaction of the record log compacts the topic too, a partition at a time
