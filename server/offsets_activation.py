@@ -13,7 +13,8 @@ Activation is durable: with a data directory, the topic's checkpoint file exists
 from that moment on, a start that finds it keeps the topic active and catches it
 up, and a start that finds none does no topic work at all. In memory it lasts for
 the process; until then the newest record of each key is kept (a dict entry, no
-encoding), since there is no log to fill the topic from.
+encoding), since there is no log to fill the topic from. Either way the state is
+read and encoded in a worker thread, so other requests are served meanwhile.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from .offsets_checkpoint import Checkpointer, bring_up_to_date, read_checkpoint, resync_from_log
-from .offsets_topic import StateCollector
+from .offsets_checkpoint import Checkpointer, bring_up_to_date, logged_state, read_checkpoint
+from .offsets_topic import state_of
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
@@ -71,8 +72,20 @@ def on_disk(view: OffsetsTopic, durability: Durability, data_dir: str) -> Activa
         durability.checkpointer = checkpointer
 
     async def fill() -> int:
+        # The log is read in a worker thread, so requests go on being served meanwhile;
+        # the records commits append meanwhile (appended on this thread) are kept aside
+        # and written after the state read, which may have seen some of them already.
         async with writer.between_flushes():
-            added = resync_from_log(view, durability.log)
+            arrived: list[Record] = []
+            writer.on_durable = arrived.extend
+            try:
+                state = await trio.to_thread.run_sync(
+                    logged_state, durability.log, view.offset_value_version)
+            except BaseException:
+                writer.on_durable = None
+                raise
+            added = view.resync(state)
+            view.append(arrived)
             checkpointer.write(sync=True)  # activated for good, even if the machine stops
             follow()
         return added
@@ -111,11 +124,20 @@ def in_memory(view: OffsetsTopic, broker: Broker) -> Activation:
     broker.on_durable = latest
 
     async def fill() -> int:
-        collector = StateCollector(view.offset_value_version)
-        for record in latest.records.values():
-            collector(record)
+        # Encoded in a worker thread, as on disk; what commits apply meanwhile waits aside.
+        records = list(latest.records.values())
+        arrived: list[Record] = []
+        broker.on_durable = arrived.extend
+        try:
+            state = await trio.to_thread.run_sync(state_of, records, view.offset_value_version)
+        except BaseException:
+            latest(arrived)
+            broker.on_durable = latest
+            raise
         latest.records.clear()
+        added = view.resync(state)
+        view.append(arrived)
         broker.on_durable = view.append
-        return view.resync(collector.state)
+        return added
 
     return Activation(view, fill)

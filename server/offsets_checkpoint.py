@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import msgspec
 from msgspec import Struct
 
-from .offsets_topic import StateCollector
+from .offsets_topic import state_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -107,13 +107,12 @@ def bring_up_to_date(view: OffsetsTopic, log: RecordLog, data_dir: str) -> tuple
             added = view.catch_up(tail, mark.ends)
             if added is not None:
                 return "checkpoint", added
-    return "resync", resync_from_log(view, log)
+    return "resync", view.resync(logged_state(log, view.offset_value_version))
 
 
-def resync_from_log(view: OffsetsTopic, log: RecordLog) -> int:
-    """Compare the topic's newest value of each key with the whole log and append what
-    differs, tombstones included; how many records were appended."""
-    collector = StateCollector(view.offset_value_version)
-    for record in log.replay():
-        collector(record)
-    return view.resync(collector.state)
+def logged_state(log: RecordLog, offset_value_version: int
+                 ) -> dict[bytes, tuple[str, bytes | None, int | None]]:
+    """Each coordinator key's newest value in the whole log, in Kafka's format, for
+    :meth:`OffsetsTopic.resync`. It only reads, so a worker thread may run it while the
+    trio thread appends."""
+    return state_of(log.replay(), offset_value_version)

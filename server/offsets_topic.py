@@ -41,7 +41,7 @@ from kcsim.storage import Record
 from .topic_records import TopicKey, TopicValue
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from .topics import Topic, TopicRegistry
 
@@ -266,6 +266,16 @@ class StateCollector:
         if kafka is not None:
             group, key, value = kafka
             self.state[key] = (group, value, record_timestamp(record))
+
+
+def state_of(records: Iterable[Record], offset_value_version: int
+             ) -> dict[bytes, tuple[str, bytes | None, int | None]]:
+    """Each coordinator key's newest value among `records`, in Kafka's format, for
+    :meth:`OffsetsTopic.resync`. Pure: a worker thread may run it."""
+    collector = StateCollector(offset_value_version)
+    for record in records:
+        collector(record)
+    return collector.state
 
 
 def ensure_topic(topics: TopicRegistry, partitions: int,

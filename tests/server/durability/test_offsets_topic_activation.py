@@ -8,6 +8,8 @@ left; from then on commits are written as they come, also after a clean stop or 
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +20,7 @@ from kcsim.protocol.codecs import request_class
 
 from .test_crash import kill
 from .test_offsets_topic_restart import commit_round, committed_offsets, expected, read
-from .wire import Wire
+from .wire import COMMIT_V, OFFSET_COMMIT, Wire, commit_request
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -118,3 +120,50 @@ def test_once_read_the_topic_is_written_at_each_commit_after_a_restart(
     assert all(records[:len(before[p])] == before[p] for p, records in after.items())
     assert committed_offsets(after) == expected(latest)
     assert sum(map(len, after.values())) == 2 * len(expected(latest))  # each commit, once
+
+
+def test_commits_are_answered_while_the_first_read_fills_the_topic_and_all_reach_it(
+        kcsim_factory: Callable[..., Any]) -> None:
+    """The fill reads the log beside the serving: a committer goes on being answered while
+    the first ListOffsets waits for it, and every one of its commits is in the topic."""
+    groups, partitions = 4000, 20  # 80,000 offsets to fill the topic with
+    server = kcsim_factory()
+    with Wire.to(server) as wire:
+        wire.create_topic("orders", partitions)
+        offsets = dict.fromkeys(range(partitions), 1)
+        for first in range(0, groups, 200):
+            for g in range(first, first + 200):
+                wire.send(OFFSET_COMMIT, COMMIT_V, commit_request(f"g{g}", "orders", offsets))
+            for _ in range(200):
+                wire.receive()
+    answered: list[tuple[int, float]] = []
+    stop = threading.Event()
+
+    def committer() -> None:
+        with Wire.to(server) as live:
+            n = 0
+            while not stop.is_set():
+                n += 1
+                live.commit("live", "orders", {0: n})
+                answered.append((n, time.monotonic()))
+
+    thread = threading.Thread(target=committer)
+    thread.start()
+    try:
+        while not answered:
+            time.sleep(0.01)
+        asked = time.monotonic()
+        list_latest(server)
+        filled = time.monotonic()
+        while answered[-1][1] <= filled:
+            time.sleep(0.01)
+    finally:
+        stop.set()
+        thread.join(30)
+    during = [n for n, at in answered if asked < at < filled]
+    # Blocking the loop for the fill would let through only the few commits already in
+    # flight when the read arrived.
+    assert len(during) >= 15, f"{len(during)} commits answered in {filled - asked:.3f} s"
+    shown_offsets = committed_offsets(read(server))
+    assert shown_offsets[("live", 0)] == answered[-1][0]
+    assert len(shown_offsets) == groups * partitions + 1
