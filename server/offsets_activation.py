@@ -72,22 +72,26 @@ def on_disk(view: OffsetsTopic, durability: Durability, data_dir: str) -> Activa
         durability.checkpointer = checkpointer
 
     async def fill() -> int:
-        # The log is read in a worker thread, so requests go on being served meanwhile;
-        # the records commits append meanwhile (appended on this thread) are kept aside
-        # and written after the state read, which may have seen some of them already.
-        async with writer.between_flushes():
-            arrived: list[Record] = []
-            writer.on_durable = arrived.extend
+        # The log is read in a worker thread while requests go on being served and
+        # commits made durable: those are kept aside and written after the state read
+        # (which may have seen some of them already). No compaction moves the segments
+        # under the read.
+        arrived: list[Record] = []
+        async with writer.compactions_held():
             try:
+                async with writer.between_flushes():  # no flush half done: each later
+                    writer.on_durable = arrived.extend  # one tells `arrived`
                 state = await trio.to_thread.run_sync(
                     logged_state, durability.log, view.offset_value_version)
+                async with writer.between_flushes():  # whatever the read saw is durable now
+                    added = view.resync(state)
+                    view.append(arrived)
+                    checkpointer.write(sync=True)  # active for good, even if the machine stops
+                    follow()
             except BaseException:
-                writer.on_durable = None
+                if durability.checkpointer is None:
+                    writer.on_durable = None
                 raise
-            added = view.resync(state)
-            view.append(arrived)
-            checkpointer.write(sync=True)  # activated for good, even if the machine stops
-            follow()
         return added
 
     activation = Activation(view, fill)
