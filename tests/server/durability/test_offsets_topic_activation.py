@@ -122,12 +122,13 @@ def test_once_read_the_topic_is_written_at_each_commit_after_a_restart(
     assert sum(map(len, after.values())) == 2 * len(expected(latest))  # each commit, once
 
 
+@pytest.mark.parametrize("fsync", ["interval", "always"])
 def test_commits_are_answered_while_the_first_read_fills_the_topic_and_all_reach_it(
-        kcsim_factory: Callable[..., Any]) -> None:
+        kcsim_factory: Callable[..., Any], fsync: str) -> None:
     """The fill reads the log beside the serving: a committer goes on being answered while
     the first ListOffsets waits for it, and every one of its commits is in the topic."""
     groups, partitions = 4000, 20  # 80,000 offsets to fill the topic with
-    server = kcsim_factory()
+    server = kcsim_factory(fsync=fsync)
     with Wire.to(server) as wire:
         wire.create_topic("orders", partitions)
         offsets = dict.fromkeys(range(partitions), 1)
