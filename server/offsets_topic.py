@@ -56,7 +56,7 @@ OFFSETS_TOPIC_CONFIGS: dict[str, str] = {
 }
 COMPACTED_BATCH_RECORDS = 1000
 _READ_CHUNK = 16 * 1024 * 1024
-_YIELD_EVERY = 256  # records a worker thread folds between two offers of the GIL
+_YIELD_AFTER_S = 0.001  # work of a worker thread between two offers of the GIL
 
 
 def is_internal(name: str | None) -> bool:
@@ -275,10 +275,12 @@ def state_of(records: Iterable[Record], offset_value_version: int
     """Each coordinator key's newest value among `records`, in Kafka's format, for
     :meth:`OffsetsTopic.resync`. Pure: a worker thread may run it."""
     collector = StateCollector(offset_value_version)
+    yield_at = time.perf_counter() + _YIELD_AFTER_S
     for n, record in enumerate(records):
         collector(record)
-        if not n % _YIELD_EVERY:
-            time.sleep(0)  # hand the GIL to the serving thread, which would wait ~5 ms
+        if not n & 63 and time.perf_counter() >= yield_at:
+            time.sleep(0)  # hand over the GIL: the serving thread would wait up to 5 ms
+            yield_at = time.perf_counter() + _YIELD_AFTER_S
     return collector.state
 
 

@@ -164,7 +164,7 @@ def test_commits_are_answered_while_the_first_read_fills_the_topic_and_all_reach
     during = [n for n, at in answered if asked < at < filled]
     # Blocking the loop for the fill would let through only the few commits already in
     # flight when the read arrived.
-    assert len(during) >= 15, f"{len(during)} commits answered in {filled - asked:.3f} s"
+    assert len(during) >= 10, f"{len(during)} commits answered in {filled - asked:.3f} s"
     shown_offsets = committed_offsets(read(server))
     assert shown_offsets[("live", 0)] == answered[-1][0]
     assert len(shown_offsets) == groups * partitions + 1
