@@ -12,12 +12,12 @@ import trio
 
 from kcsim.coordinator import GroupConfig, GroupCoordinator
 
+from . import offsets_activation
 from .broker import Broker
 from .config import SETTINGS, validate
 from .control.clock import Clock
 from .durability import open_durability, remove_orphan_partitions, replay
 from .limits import log_connection_room, raise_open_file_limit
-from .offsets_checkpoint import Checkpointer, bring_up_to_date
 from .offsets_topic import OffsetsTopic, ensure_topic
 from .shell import Server
 from .topics import TopicRegistry
@@ -61,6 +61,7 @@ def build(config: Config, clock: Clock | None = None) -> Server:
         view.compact_every = IN_MEMORY_COMPACT_EVERY
         view.tombstone_retention_ms = config.tombstone_retention_ms
         broker.offsets_topic = view
+        broker.offsets_activation = offsets_activation.in_memory(view, broker)
         return Server(config, broker)
     # The writer stamps records with the server's clock (wall-clock time until it serves).
     durability = open_durability(config, clock.now_ms)
@@ -73,15 +74,9 @@ def build(config: Config, clock: Clock | None = None) -> Server:
                              durability.writer.commit_now)
         view = OffsetsTopic(topic, clock.now_ms, broker.data_arrived.unpark_all,
                             config.offsets_topic_value_version)
-        how, added = bring_up_to_date(view, durability.log, config.data_dir)
-        if added:
-            log.info("%s: %d records appended (%s)", topic.name, added, how)
-        checkpointer = Checkpointer(config.data_dir, durability.log, view)
-        checkpointer.write(sync=False)
         broker.offsets_topic = view
-        durability.writer.on_durable = checkpointer.durable
-        durability.writer.on_compacted = view.compaction_due
-        durability.checkpointer = checkpointer
+        broker.offsets_activation = offsets_activation.on_disk(view, durability,
+                                                               config.data_dir)
     except BaseException:
         topics.close()
         durability.close()

@@ -57,7 +57,7 @@ from .topic_records import TopicKey
 from .topics import TopicRegistry
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Sequence
+    from collections.abc import Awaitable, Callable, Sequence
 
     from kcsim.coordinator import GroupCoordinator
     from kcsim.storage import Record
@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from .control.faults import Fault
     from .dispatch import Route
     from .listeners import Listener
+    from .offsets_activation import Activation
     from .offsets_topic import OffsetsTopic
 
 log = logging.getLogger("kcsim.broker")
@@ -134,6 +135,10 @@ class Broker:
         self.request_counts: dict[int, int] = {}
         self.data_arrived = trio.lowlevel.ParkingLot()
         self.offsets_topic: OffsetsTopic | None = None  # __consumer_offsets, set by app.build
+        self.offsets_activation: Activation | None = None  # its first read fills it
+        # In memory (no writer): told of each run of records once applied, as the writer's
+        # `on_durable` is on disk.
+        self.on_durable: Callable[[Sequence[Record]], None] | None = None
         self.now_ms = int(time.time() * 1000)  # the time of the request being handled
         self.failures = 0  # requests answered UNKNOWN_SERVER_ERROR or closed by a failure
         # What tests steer and watch (kcsim.testing): change notices, fault rules, request log.

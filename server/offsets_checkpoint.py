@@ -8,8 +8,9 @@ partition's end offset, taken when the topic held every record up to that
 point. A start reads the records the log holds after the checkpoint, skips
 those the topic already shows past the checkpoint's end offsets and appends
 the rest, so a crash costs a read of the log's last moments, not of all of it.
-Where the checkpoint no longer leads anywhere (no checkpoint: a data directory
-from before the topic existed; the segment it names was compacted since), the
+The checkpoint exists from the topic's first read on (`offsets_activation`): a
+start without one leaves the topic alone. Where the checkpoint no longer leads
+anywhere (the topic's files lost; the segment it names was compacted since), the
 start compares the topic's newest value of each key with the whole replayed
 log and appends what differs, tombstones included. Either way readers see the
 durable state again, and offsets only ever grow. The checkpoint is written
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING
 import msgspec
 from msgspec import Struct
 
-from .offsets_topic import StateCollector
+from .offsets_topic import state_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -106,7 +107,12 @@ def bring_up_to_date(view: OffsetsTopic, log: RecordLog, data_dir: str) -> tuple
             added = view.catch_up(tail, mark.ends)
             if added is not None:
                 return "checkpoint", added
-    collector = StateCollector(view.offset_value_version)
-    for record in log.replay():
-        collector(record)
-    return "resync", view.resync(collector.state)
+    return "resync", view.resync(logged_state(log, view.offset_value_version))
+
+
+def logged_state(log: RecordLog, offset_value_version: int
+                 ) -> dict[bytes, tuple[str, bytes | None, int | None]]:
+    """Each coordinator key's newest value in the whole log, in Kafka's format, for
+    :meth:`OffsetsTopic.resync`. It only reads, so a worker thread may run it while the
+    trio thread appends."""
+    return state_of(log.replay(), offset_value_version)

@@ -5,8 +5,9 @@ over it: the record log keeps one global order and its compaction renumbers
 the records of a segment, so per-partition offsets derived from it could not
 be both dense and stable across restarts. The topic is an ordinary internal
 topic of the broker (its partitions are partition logs like any topic's, so
-Fetch, ListOffsets and long polls serve it unchanged); every record the
-coordinator makes durable is appended to it, in Kafka's format
+Fetch, ListOffsets and long polls serve it unchanged); once a client has read it
+(`offsets_activation`), every record the coordinator makes durable is appended to
+it, in Kafka's format
 (`kcsim.coordinator.kafka_format`), once the writer has made it durable and
 in the writer's order, so a reader never sees a change kcsim could still lose.
 Each compaction of the record log compacts the topic too, a partition at a time
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +42,7 @@ from kcsim.storage import Record
 from .topic_records import TopicKey, TopicValue
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from .topics import Topic, TopicRegistry
 
@@ -54,6 +56,7 @@ OFFSETS_TOPIC_CONFIGS: dict[str, str] = {
 }
 COMPACTED_BATCH_RECORDS = 1000
 _READ_CHUNK = 16 * 1024 * 1024
+_YIELD_AFTER_S = 0.001  # work of a worker thread between two offers of the GIL
 
 
 def is_internal(name: str | None) -> bool:
@@ -265,6 +268,20 @@ class StateCollector:
         if kafka is not None:
             group, key, value = kafka
             self.state[key] = (group, value, record_timestamp(record))
+
+
+def state_of(records: Iterable[Record], offset_value_version: int
+             ) -> dict[bytes, tuple[str, bytes | None, int | None]]:
+    """Each coordinator key's newest value among `records`, in Kafka's format, for
+    :meth:`OffsetsTopic.resync`. Pure: a worker thread may run it."""
+    collector = StateCollector(offset_value_version)
+    yield_at = time.perf_counter() + _YIELD_AFTER_S
+    for n, record in enumerate(records):
+        collector(record)
+        if not n & 63 and time.perf_counter() >= yield_at:
+            time.sleep(0)  # hand over the GIL: the serving thread would wait up to 5 ms
+            yield_at = time.perf_counter() + _YIELD_AFTER_S
+    return collector.state
 
 
 def ensure_topic(topics: TopicRegistry, partitions: int,

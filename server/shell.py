@@ -97,9 +97,9 @@ class Server:
         fsync policy defines it (nothing to wait for), False when `_durable` must wait."""
         writer = self._writer
         if writer is None:
-            view = self.broker.offsets_topic
-            if view is not None and records:
-                view.append(records)
+            on_durable = self.broker.on_durable
+            if on_durable is not None and records:
+                on_durable(records)
             return True
         try:
             return writer.commit_nowait(records)

@@ -25,6 +25,7 @@ of the "interval" and "never" policies, which only copy into the page cache.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import math
@@ -39,7 +40,7 @@ from .errors import StorageClosedError, StorageError, StorageFailedError
 from .records import Record
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import AsyncIterator, Callable, Sequence
 
     from .log import RecordLog
     from .segment import Segment
@@ -118,6 +119,8 @@ class GroupCommitWriter:
         self._compacted_segments: tuple[Segment, ...] = ()
         self._last_compaction_ms: int | None = None
         self._last_compaction_check = _now()
+        self._compaction_holds = 0  # compactions_held: segments read outside the lock
+        self._holds_released = trio.Event()
         self.on_durable: Callable[[Sequence[Record]], None] | None = None
         # Called on the trio thread after each compaction, with its time and retention.
         self.on_compacted: Callable[[int, int], object] | None = None
@@ -339,12 +342,37 @@ class GroupCommitWriter:
         except (OSError, StorageError) as exc:
             raise self._fail(exc) from exc
 
+    @contextlib.asynccontextmanager
+    async def between_flushes(self) -> AsyncIterator[None]:
+        """Hold off flushes, fsync rounds and compactions of the writer task: inside, on
+        the trio thread and until the next await, the log holds exactly the records
+        `on_durable` was told of (commits appending on the trio thread tell it at once),
+        so something derived from the log can start following `on_durable` from there."""
+        async with self._critical:
+            yield
+
+    @contextlib.asynccontextmanager
+    async def compactions_held(self) -> AsyncIterator[None]:
+        """Start no compaction inside (one under way is waited for first), so that a
+        worker thread can read the log's segments while commits go on appending."""
+        async with self._critical:
+            self._compaction_holds += 1
+        try:
+            yield
+        finally:
+            self._compaction_holds -= 1
+            if not self._compaction_holds:
+                self._holds_released.set()
+                self._holds_released = trio.Event()
+
     # -- compaction -------------------------------------------------------------------
 
     async def compact_now(self, *, tombstone_retention_ms: int | None = None,
                           now_ms: int | None = None) -> CompactionStats:
         """Compact the closed segments between two flushes (in a worker thread)."""
         self._raise_if_unusable()
+        while self._compaction_holds:
+            await self._holds_released.wait()
         async with self._critical:
             self._raise_if_unusable()
             retention = (self._tombstone_retention_ms if tombstone_retention_ms is None
@@ -382,6 +410,8 @@ class GroupCommitWriter:
         if now < self._last_compaction_check + self._compact_interval_s:
             return False
         self._last_compaction_check = now
+        if self._compaction_holds:
+            return False  # asked again an interval later
         closed = self._log.segments[:-1]
         if not closed:
             return False

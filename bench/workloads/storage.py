@@ -424,8 +424,9 @@ def storage_memory(ctx: RunContext) -> list[Figure]:
             ctx.log(f"storage_memory: writing {partitions:,} distinct partitions")
             extra["log"] = build_log(data_dir, partitions, passes=1)
             empty = _serve_once(empty_dir)
-            # The first start writes __consumer_offsets for a log written without kcsim
-            # serving it; the figure is that of a start as every later one is.
+            # The first start on a log written without kcsim serving it adds the record
+            # of __consumer_offsets (the topic itself is written once read); the figure
+            # is that of a start as every later one is.
             extra["first_start"] = {k: round(v, 3) for k, v in _serve_once(data_dir).items()}
             full = _serve_once(data_dir)
             values["raw"] = full["rss"] / partitions

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -21,6 +21,9 @@ from kcsim.protocol.record_batch import BatchRejected, batch_producer, produced_
 from ..context import Pending
 from ..dispatch import serves
 from ..offsets_topic import is_internal
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
 
 ProduceResponse = response_class(0)
 FetchResponse = response_class(1)
@@ -45,6 +48,23 @@ def _find_topic(broker: Any, name: str | None, topic_id: uuid.UUID | None, by_id
     if by_id:
         return broker.topics.by_id.get(topic_id)
     return broker.topics.get(name)
+
+
+def _first_read(broker: Any, named: Iterable[Any]) -> Any:
+    """The activation of `__consumer_offsets` when this request is the first to read it
+    (it is filled before the answer), else None."""
+    activation = broker.offsets_activation
+    if activation is None or activation.active:
+        return None
+    topic = activation.view.topic
+    return activation if any(t is topic for t in named) else None
+
+
+async def _after_activation(broker: Any, activation: Any, answer: Callable[[], Any]) -> Any:
+    await activation.activate()
+    broker.now_ms = broker.clock.now_ms()
+    response = answer()
+    return await response.answer if isinstance(response, Pending) else response
 
 
 def _unknown_topic(by_id: bool) -> int:
@@ -181,6 +201,10 @@ def fetch(broker: Any, ctx: Any, request: Any) -> Any:
         # Sessions are never handed out, so any id a client names is unknown (KIP-227).
         return FetchResponse(throttle_time_ms=0, error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
                              session_id=0, responses=[])
+    first = _first_read(broker, (_find_topic(broker, t.topic, t.topic_id, by_id)
+                                 for t in request.topics))
+    if first is not None:
+        return Pending(_after_activation(broker, first, lambda: fetch(broker, ctx, request)))
     response, size, errors = _fetch_once(broker, request, by_id)
     if errors or size >= request.min_bytes or request.max_wait_ms <= 0:
         return response
@@ -221,6 +245,10 @@ def _list_offset(part: Any, timestamp: int, version: int,
 
 @serves(2)
 def list_offsets(broker: Any, ctx: Any, request: Any) -> Any:
+    first = _first_read(broker, (broker.topics.get(t.name) for t in request.topics))
+    if first is not None:
+        return Pending(_after_activation(broker, first,
+                                         lambda: list_offsets(broker, ctx, request)))
     version = ctx.api_version
     isolation = request.isolation_level if version >= 2 else 0
     topics = []

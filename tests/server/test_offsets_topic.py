@@ -143,7 +143,9 @@ def test_a_commit_lands_in_its_groups_partition_in_kafkas_format(conn: Connectio
 def test_in_memory_it_compacts_itself_as_it_grows(
         kcsim_embedded_factory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """With no record log to follow, the topic compacts itself every so many records: a
-    reader from the start then finds each key once, with its newest value."""
+    reader from the start then finds each key once, with its newest value. (It is read
+    first, so that the commits are written to it one by one; the last of them is the
+    50th record, so the compaction it starts finds every record there.)"""
     import time
 
     from kcsim.server import app
@@ -153,20 +155,21 @@ def test_in_memory_it_compacts_itself_as_it_grows(
     monkeypatch.setattr(app, "IN_MEMORY_COMPACT_EVERY", 50)
     server = kcsim_embedded_factory(in_memory=True)
     with Connection(server.port) as conn:
-        conn.call(CREATE_TOPICS, 7, CreateTopics(topics=[CreateTopics.CreatableTopic(
-            name="orders", num_partitions=1, replication_factor=1)], timeout_ms=5000))
-        for offset in range(1, 61):
-            for group in ("a", "b"):
-                commit(conn, group, offset)
 
         def read() -> dict[int, list[Any]]:
             return read_all(lambda api, version, request: conn.call(api, version, request)[0])
 
+        assert sum(map(len, read().values())) == 0
+        conn.call(CREATE_TOPICS, 7, CreateTopics(topics=[CreateTopics.CreatableTopic(
+            name="orders", num_partitions=1, replication_factor=1)], timeout_ms=5000))
+        for offset in range(1, 26):
+            for group in ("a", "b"):
+                commit(conn, group, offset)
         deadline = time.monotonic() + 10
         while sum(map(len, (topic := read()).values())) != 2:
             assert time.monotonic() < deadline, "the topic did not compact itself"
             time.sleep(0.05)
-    assert [struct.unpack_from(">q", v, 2)[0] for v in fold(topic).values()] == [60, 60]
+    assert [struct.unpack_from(">q", v, 2)[0] for v in fold(topic).values()] == [25, 25]
     assert all(records[0].offset > 0 for records in topic.values() if records)
 
 
@@ -179,3 +182,26 @@ def commit(conn: Connection, group: str, offset: int) -> None:
                                        committed_leader_epoch=-1, committed_metadata="")])])
     response, _ = conn.call(OFFSET_COMMIT, 8, request)
     assert response.topics[0].partitions[0].error_code == 0
+
+
+def test_in_memory_the_first_read_finds_the_state_the_commits_left(
+        kcsim_embedded_factory: Any) -> None:
+    """Nothing is written to the topic until it is read; the first read fills it with each
+    committed offset's newest value, at its commit time, in its group's partition."""
+    from .offsets_reader import read_all
+
+    server = kcsim_embedded_factory(in_memory=True)
+    with Connection(server.port) as conn:
+        conn.call(CREATE_TOPICS, 7, CreateTopics(topics=[CreateTopics.CreatableTopic(
+            name="orders", num_partitions=1, replication_factor=1)], timeout_ms=5000))
+        for group, offset in (("a", 1), ("b", 7), ("a", 5)):
+            commit(conn, group, offset)
+        topic = read_all(lambda api, version, request: conn.call(api, version, request)[0])
+    assert {p: len(records) for p, records in topic.items() if records} == {
+        partition_for("a", 50): 1, partition_for("b", 50): 1}
+    for group, offset in (("a", 5), ("b", 7)):
+        [record] = topic[partition_for(group, 50)]
+        assert group.encode() in (record.key or b"")
+        assert record.value is not None
+        assert struct.unpack_from(">q", record.value, 2)[0] == offset
+        assert struct.unpack_from(">q", record.value, 2 + 8 + 4 + 1)[0] == record.timestamp

@@ -255,6 +255,39 @@ async def test_compact_now_runs_between_flushes(tmp_path):
     assert fold(replay(tmp_path)) == fold(entry("g", p, 59) for p in range(5))
 
 
+async def test_no_compaction_starts_while_compactions_are_held(tmp_path):
+    """Held, the segments stay as they are while commits and fsyncs go on; released, the
+    periodic compaction and a waiting compact_now run again."""
+    log = open_log(tmp_path, segment_bytes=2000)
+    writer = GroupCommitWriter(log, "interval", interval_ms=5, compact_interval_ms=10,
+                               tombstone_retention_ms=0)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        async with writer.compactions_held():
+            segments = log.segments
+            for i in range(600):
+                await writer.commit([entry("g", i % 5, i)])
+                if i % 100 == 0:
+                    await trio.sleep(0.015)
+            waiting = trio.Event()
+
+            async def compact() -> None:
+                await writer.compact_now(tombstone_retention_ms=0)
+                waiting.set()
+
+            nursery.start_soon(compact)
+            await trio.sleep(0.05)
+            assert writer.stats.compactions == 0 and not waiting.is_set()
+            assert log.segments[:len(segments) - 1] == segments[:-1]  # none rewritten
+            assert writer.stats.syncs >= 3
+        with trio.fail_after(10):
+            await waiting.wait()
+        assert writer.stats.compactions >= 1
+        await writer.aclose()
+    log.close()
+    assert fold(replay(tmp_path)) == fold(entry("g", i % 5, i) for i in range(600))
+
+
 async def test_periodic_compaction_keeps_the_log_small(tmp_path):
     log = open_log(tmp_path, segment_bytes=2000)
     writer = GroupCommitWriter(log, "interval", interval_ms=5, compact_interval_ms=10,
