@@ -229,8 +229,11 @@ def test_a_commit_answered_not_coordinator_twice_is_retried_and_lands(
     bootstrap, control = start(kcsim_factory)
     topic, group = unique_name("t"), unique_name("g")
     create_topic(bootstrap, topic, 2)
+    # kafka-python may join before its metadata names the topic's partitions; it rejoins
+    # when its metadata next changes, so that refresh must come within the wait.
     consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group,
-                             client_id="committer", enable_auto_commit=False)
+                             client_id="committer", enable_auto_commit=False,
+                             metadata_max_age_ms=1000)
     try:
         wait_until(lambda: consumer.poll(timeout_ms=100) is not None and consumer.assignment(),
                    "the consumer's assignment", interval=0)

@@ -109,7 +109,8 @@ def test_offsets_of_an_empty_group_expire_seven_days_on(kcsim: Any, unique_name:
     create_topic(kcsim.bootstrap, topic, 2)
     produce(kcsim.bootstrap, topic, range(2), 3)
     consumer = KafkaConsumer(topic, bootstrap_servers=kcsim.bootstrap, group_id=group,
-                             enable_auto_commit=False, auto_offset_reset="earliest")
+                             enable_auto_commit=False, auto_offset_reset="earliest",
+                             metadata_max_age_ms=1000)  # rejoins soon if it joined too early
     try:
         for _ in range(100):  # the consumer joins in its own poll loop
             if consumer.assignment():
