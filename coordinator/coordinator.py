@@ -16,7 +16,6 @@ Both are reported in the Outcome for the shell to log.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -38,6 +37,7 @@ from .groups.rebalance import Rebalancer
 from .groups.responses import join_error, sync_response
 from .offsets import OffsetHandlers
 from .pause.handlers import PauseHandlers
+from .shared.ids import random_uuid
 from .shared.interface import Failure, GroupConfig, Outcome, RequestContext, TopicLookup
 from .shared.paused import paused_by_name
 from .shared.runtime import GroupRuntime
@@ -54,6 +54,8 @@ from .shared.timers import (
 from .txn_offsets import TxnOffsetHandlers
 
 if TYPE_CHECKING:
+    import uuid
+
     from kcsim.storage.records import Record
 
     from .consumer.model import ConsumerGroup
@@ -88,7 +90,7 @@ class GroupCoordinator:
         config: GroupConfig,
         topics: TopicLookup,
         *,
-        new_uuid: Callable[[], uuid.UUID] = uuid.uuid4,
+        new_uuid: Callable[[], uuid.UUID] = random_uuid,
     ) -> None:
         assignor_names(config.consumer_group_assignors)
         rt = self._rt = GroupRuntime(config, topics, new_uuid)
@@ -160,7 +162,7 @@ class GroupCoordinator:
         if handler is None:
             raise ValueError(f"API key {api_key} is not served by the group coordinator")
         rt = self._rt
-        due = rt.deadlines.earliest()
+        due = rt.deadlines.earliest_ms
         if (due is not None and due <= now_ms) or not rt.started or rt.loaded:
             self._advance(now_ms)
         elif now_ms > rt.now:
@@ -179,9 +181,8 @@ class GroupCoordinator:
 
     def next_deadline(self) -> int | None:
         """The earliest time the shell should tick at; 0 (at once) until a first tick or request."""
-        if not self._rt.started:
-            return 0
-        return self._rt.deadlines.earliest()
+        rt = self._rt
+        return rt.deadlines.earliest_ms if rt.started else 0
 
     def cancel(self, token: object) -> None:
         """The connection of a parked request is gone: its answer, when it comes, is dropped."""

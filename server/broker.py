@@ -445,7 +445,7 @@ class Broker:
         """The earliest time the shell should tick at (0: at once)."""
         if not self._recovered:
             return 0
-        txn = self.transactions.next_deadline()
+        txn = self.transactions.deadlines.earliest_ms
         groups = self.groups.next_deadline() if self.groups is not None else None
         if txn is None or groups is None:
             return groups if txn is None else txn

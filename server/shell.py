@@ -390,13 +390,14 @@ class Server:
                         break
                     # An answer that must wait: everything before it goes out first.
                     self._rearm()
-                    try:
-                        await self._flush(stream, out, records, released)
-                    except BaseException:
-                        reply.withdraw()
-                        raise
-                    out, records, released = [], [], []
-                    unsent = 0
+                    if out or records or released:
+                        try:
+                            await self._flush(stream, out, records, released)
+                        except BaseException:
+                            reply.withdraw()
+                            raise
+                        out, records, released = [], [], []
+                        unsent = 0
                     changed()  # the request changed the state before it parked
                     conn.waiting = True
                     try:

@@ -51,7 +51,9 @@ class Member:
         "group_instance_id",
         "is_new",
         "join_waiter",
+        "journaled",
         "member_id",
+        "protocol_names",
         "protocol_type",
         "rebalance_timeout_ms",
         "session_timeout_ms",
@@ -84,6 +86,7 @@ class Member:
         self.join_waiter: Waiter | None = None
         self.sync_waiter: Waiter | None = None
         self.is_new = False
+        self.journaled = 0  # the journal's call that last saved this member
 
     @property
     def is_static(self) -> bool:
@@ -100,6 +103,8 @@ class Member:
     @protocols.setter
     def protocols(self, protocols: Protocols) -> None:
         self._protocols = protocols
+        # Each name once, however often the join lists it (what the group counts).
+        self.protocol_names = frozenset(name for name, _ in protocols)
         self._selected_name: str | None = None
         self._selected_metadata = b""
 
@@ -143,6 +148,7 @@ class Member:
 
 _MEMBER_CHANGES = (
     "_protocols",
+    "protocol_names",
     "_selected_metadata",
     "_selected_name",
     "assignment",
@@ -184,6 +190,7 @@ class ClassicGroup:
         "from_log",
         "generation",
         "group_id",
+        "journaled",
         "leader_id",
         "members",
         "new_member_added",
@@ -214,6 +221,7 @@ class ClassicGroup:
         from_log: bool = False,
     ) -> None:
         self._journal = journal
+        self.journaled = 0  # the journal's call that last saved this group
         # Built by the fold from records and not changed by a request since: a later
         # record for the group rebuilds it rather than moving its durable view.
         self.from_log = from_log
@@ -244,10 +252,28 @@ class ClassicGroup:
         """Before any change: the journal keeps what it may overwrite, once per call."""
         journal = self._journal
         if journal is not None and journal.open:
-            journal.save(self)
-            if member is not None:
+            call = journal.call
+            if self.journaled != call:
+                journal.save(self)
+            if member is not None and member.journaled != call:
                 journal.save(member)
         self.from_log = False
+
+    def _changing_sets(self) -> None:
+        """Before a change only to the group's sets (each noting its own undo step): no
+        field of the group moves, so no before-image is needed, unless the fold built
+        the group and this is the first change a request makes to it."""
+        if self.from_log:
+            self._changing()
+
+    def _changing_member(self, member: Member) -> None:
+        """Before a change only to `member`'s fields: its before-image, not the group's
+        (unless the fold built the group, as in `_changing_sets`)."""
+        journal = self._journal
+        if journal is not None and journal.open and member.journaled != journal.call:
+            journal.save(member)
+        if self.from_log:
+            self._changing()
 
     def image(self) -> object:
         """The plain fields; the collections note each change instead (`_put`, `_pop`,
@@ -272,27 +298,29 @@ class ClassicGroup:
         return journal if journal is not None and journal.open else None
 
     def _put(self, table: dict[K, V], key: K, value: V) -> None:
-        journal = self._undoable()
-        if journal is not None:
-            journal.on_undo(_put_back, table, key, table.get(key, _ABSENT))
+        journal = self._journal
+        if journal is not None and journal.open:
+            journal.steps.append((_put_back, (table, key, table.get(key, _ABSENT))))
         table[key] = value
 
     def _pop(self, table: dict[K, V], key: K) -> V | None:
-        journal = self._undoable()
-        if journal is not None and key in table:
-            journal.on_undo(_refill, table, dict(table))  # keeps the order: removals are rare
+        journal = self._journal
+        if journal is not None and journal.open and key in table:
+            # The table as it was, in its order: copied once in a call, however many
+            # members it removes (a LeaveGroup of them all).
+            journal.keep_once(table, _refill, table, dict(table))
         return table.pop(key, None)
 
     def _include(self, members: set[str], member_id: str) -> None:
-        journal = self._undoable()
-        if journal is not None and member_id not in members:
-            journal.on_undo(members.discard, member_id)
+        journal = self._journal
+        if journal is not None and journal.open and member_id not in members:
+            journal.steps.append((members.discard, (member_id,)))
         members.add(member_id)
 
     def _exclude(self, members: set[str], member_id: str) -> None:
-        journal = self._undoable()
-        if journal is not None and member_id in members:
-            journal.on_undo(members.add, member_id)
+        journal = self._journal
+        if journal is not None and journal.open and member_id in members:
+            journal.steps.append((members.add, (member_id,)))
         members.discard(member_id)
 
     # -- state ------------------------------------------------------------
@@ -382,23 +410,23 @@ class ClassicGroup:
     def take_sync_waiter(self, member: Member) -> Waiter | None:
         waiter = member.sync_waiter
         if waiter is not None:
-            self._changing(member)
+            self._changing_member(member)
             member.sync_waiter = None
         return waiter
 
     def park_sync(self, member: Member, waiter: Waiter) -> None:
         """The member's SyncGroup waits for the leader's assignment."""
-        self._changing(member)
+        self._changing_member(member)
         member.sync_waiter = waiter
 
     def set_assignment(self, member: Member, assignment: bytes) -> None:
-        self._changing(member)
+        self._changing_member(member)
         member.assignment = assignment
 
     def mark_joined(self, member: Member) -> None:
         """The member got its first JoinGroup answer: from now on its heartbeats count."""
         if member.is_new:
-            self._changing(member)
+            self._changing_member(member)
             member.is_new = False
 
     def note_new_member(self, added: bool) -> None:
@@ -408,17 +436,17 @@ class ClassicGroup:
             self.new_member_added = added
 
     def await_sync(self, member_id: str) -> None:
-        self._changing()
+        self._changing_sets()
         self._include(self.pending_sync, member_id)
 
     def synced(self, member_id: str) -> None:
         if member_id in self.pending_sync:
-            self._changing()
+            self._changing_sets()
             self._exclude(self.pending_sync, member_id)
 
     def clear_pending_sync(self) -> None:
         if self.pending_sync:
-            self._changing()
+            self._changing_sets()
             journal = self._undoable()
             if journal is not None:
                 journal.on_undo(self.pending_sync.update, set(self.pending_sync))
@@ -463,7 +491,7 @@ class ClassicGroup:
     def add_pending_member(self, member_id: str) -> None:
         if member_id in self.members:
             raise RuntimeError(f"{member_id} is already a member of group {self.group_id}")
-        self._changing()
+        self._changing_sets()
         self._include(self.pending_join, member_id)
 
     def is_pending_member(self, member_id: str) -> bool:
@@ -501,7 +529,7 @@ class ClassicGroup:
         """Each member counts once per protocol name, however often its join lists it: a
         name repeated would otherwise count past the group's size and match no member."""
         support = self.protocol_support
-        for name in {name for name, _ in member.protocols}:
+        for name in member.protocol_names:
             self._put(support, name, support.get(name, 0) + delta)
 
     def supports_protocols(self, protocol_type: str, protocol_names: set[str]) -> bool:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 class Deadlines:
-    __slots__ = ("_by_key", "_earliest", "_journal", "_order", "_seq")
+    __slots__ = ("_by_key", "_journal", "_order", "_seq", "earliest_ms")
 
     def __init__(self, journal: Journal | None = None) -> None:
         self._journal = journal
@@ -30,8 +30,9 @@ class Deadlines:
         # and keeps keys from ever being compared.
         self._order: SortedList = SortedList()
         self._seq = 0
-        # The first deadline, kept at hand: the shell asks for it after every request.
-        self._earliest: int | None = None
+        # The first deadline, kept at hand as a plain attribute: the shell reads it after
+        # every batch of requests. Read-only outside this class.
+        self.earliest_ms: int | None = None
 
     def __len__(self) -> int:
         return len(self._by_key)
@@ -43,16 +44,16 @@ class Deadlines:
         old = self._by_key.get(key)
         journal = self._journal
         if journal is not None and journal.open:
-            journal.on_undo(self._put_back, key, old)
+            journal.steps.append((self._put_back, (key, old)))
         if old is not None:
             self._order.remove((old[0], old[1], key))
         self._seq += 1
         self._by_key[key] = (at_ms, self._seq, payload)
         self._order.add((at_ms, self._seq, key))
-        if old is not None and old[0] == self._earliest:
-            self._earliest = self._order[0][0]
-        elif self._earliest is None or at_ms < self._earliest:
-            self._earliest = at_ms
+        if old is not None and old[0] == self.earliest_ms:
+            self.earliest_ms = self._order[0][0]
+        elif self.earliest_ms is None or at_ms < self.earliest_ms:
+            self.earliest_ms = at_ms
 
     def cancel(self, key: TimerKey) -> None:
         old = self._by_key.pop(key, None)
@@ -61,8 +62,8 @@ class Deadlines:
             if journal is not None and journal.open:
                 journal.on_undo(self._put_back, key, old)
             self._order.remove((old[0], old[1], key))
-            if old[0] == self._earliest:
-                self._earliest = self._order[0][0] if self._order else None
+            if old[0] == self.earliest_ms:
+                self.earliest_ms = self._order[0][0] if self._order else None
 
     def _put_back(self, key: TimerKey, entry: tuple[int, int, object] | None) -> None:
         """Undo: the key's timer exactly as it was (its place among equal deadlines too)."""
@@ -72,22 +73,22 @@ class Deadlines:
         if entry is not None:
             self._by_key[key] = entry
             self._order.add((entry[0], entry[1], key))
-        self._earliest = self._order[0][0] if self._order else None
+        self.earliest_ms = self._order[0][0] if self._order else None
 
     def deadline(self, key: TimerKey) -> int | None:
         entry = self._by_key.get(key)
         return None if entry is None else entry[0]
 
     def earliest(self) -> int | None:
-        return self._earliest
+        return self.earliest_ms
 
     def pop_due(self, now_ms: int) -> tuple[int, TimerKey, object] | None:
         """Remove and return the earliest (deadline, key, payload) due at or before now, if any."""
-        if self._earliest is None or self._earliest > now_ms:
+        if self.earliest_ms is None or self.earliest_ms > now_ms:
             return None
         at, _, key = self._order.pop(0)
         payload = self._by_key.pop(key)[2]
-        self._earliest = self._order[0][0] if self._order else None
+        self.earliest_ms = self._order[0][0] if self._order else None
         return at, key, payload
 
     def keys(self) -> Iterator[TimerKey]:

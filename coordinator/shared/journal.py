@@ -6,6 +6,9 @@ parked requests) is changed in place as a handler goes, so before the first
 change to an object in a call its before-image is taken, and undo steps are
 noted for changes to shared structures; `rollback` restores them all, newest
 first. Outside a call (`open` false) nothing is kept.
+
+Each call has a number; an object remembers the number of the call that last
+saved it (`journaled`), so "once per call" costs one comparison and no lookup.
 """
 
 from __future__ import annotations
@@ -19,43 +22,57 @@ if TYPE_CHECKING:
 class Restorable(Protocol):
     """An object the journal can take a before-image of and put back."""
 
+    journaled: int  # the number of the call that last saved it (0: none)
+
     def image(self) -> object: ...
 
     def restore(self, image: object) -> None: ...
 
 
 class Journal:
-    __slots__ = ("_saved", "_undo", "open")
+    __slots__ = ("_kept", "call", "open", "steps")
 
     def __init__(self) -> None:
         self.open = False
-        self._saved: set[int] = set()
-        self._undo: list[tuple[Callable[..., None], tuple[object, ...]]] = []
+        self.call = 0  # the number of the call in progress, or of the last one
+        self._kept: set[int] = set()  # ids of objects `keep_once` noted in this call
+        # Undo steps, oldest first: (step, args). The paths every request takes append
+        # to it directly while `open`, sparing a call to `on_undo`.
+        self.steps: list[tuple[Callable[..., None], tuple[object, ...]]] = []
 
     def begin(self) -> None:
         self.open = True
+        self.call += 1
 
     def save(self, obj: Restorable) -> None:
         """Keep obj's before-image, once per call."""
-        if self.open and id(obj) not in self._saved:
-            self._saved.add(id(obj))
-            self._undo.append((obj.restore, (obj.image(),)))
+        if self.open and obj.journaled != self.call:
+            obj.journaled = self.call
+            self.steps.append((obj.restore, (obj.image(),)))
 
     def on_undo(self, step: Callable[..., None], *args: object) -> None:
         """Note `step(*args)` to run on rollback (a bound method and its arguments cost
         less than a closure on the paths every request takes)."""
         if self.open:
-            self._undo.append((step, args))
+            self.steps.append((step, args))
+
+    def keep_once(self, obj: object, step: Callable[..., None], *args: object) -> None:
+        """`on_undo`, only for the first change of `obj` in this call (a whole copy of a
+        table need be taken once, however many of its keys the call removes)."""
+        if self.open and id(obj) not in self._kept:
+            self._kept.add(id(obj))
+            self.steps.append((step, args))
 
     def commit(self) -> None:
         self.open = False
-        if self._undo:
-            self._saved.clear()
-            self._undo.clear()
+        if self.steps:
+            self.steps.clear()
+            if self._kept:
+                self._kept.clear()
 
     def rollback(self) -> None:
-        undo, self._undo = self._undo, []
+        undo, self.steps = self.steps, []
         self.commit()
-        self._saved.clear()
+        self._kept.clear()
         for step, args in reversed(undo):
             step(*args)

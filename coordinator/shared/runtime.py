@@ -14,12 +14,12 @@ collected until the call returns.
 
 from __future__ import annotations
 
-import uuid
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kcsim.coordinator.records import OffsetCommitKey
 
 from .deadlines import Deadlines
+from .ids import random_uuid
 from .interface import Failure, GroupConfig, Outcome, TopicLookup
 from .journal import Journal
 from .offset_store import OffsetStore
@@ -29,6 +29,7 @@ from .states import DEAD
 from .timers import heartbeat_key, join_key, sync_key
 
 if TYPE_CHECKING:
+    import uuid
     from collections.abc import Callable, Sequence
 
     from kcsim.storage.records import Record
@@ -50,7 +51,7 @@ class GroupRuntime:
         self,
         config: GroupConfig,
         topics: TopicLookup,
-        new_uuid: Callable[[], uuid.UUID] = uuid.uuid4,
+        new_uuid: Callable[[], uuid.UUID] = random_uuid,
     ) -> None:
         self.config = config
         self.topics = topics
@@ -100,7 +101,9 @@ class GroupRuntime:
 
     def park(self, token: object, version: int) -> Waiter:
         self.parked.add(token)
-        self.journal.on_undo(lambda: self.parked.discard(token))
+        journal = self.journal
+        if journal.open:
+            journal.steps.append((self.parked.discard, (token,)))
         return Waiter(token, version)
 
     def drop(self, waiter: Waiter | None) -> None:
@@ -113,11 +116,13 @@ class GroupRuntime:
 
     def _unpark(self, token: object) -> None:
         self.parked.discard(token)
-        self.journal.on_undo(lambda: self.parked.add(token))
+        journal = self.journal
+        if journal.open:
+            journal.steps.append((self.parked.add, (token,)))
 
     def _uncancel(self, token: object) -> None:
         self.cancelled.discard(token)
-        self.journal.on_undo(lambda: self.cancelled.add(token))
+        self.journal.on_undo(self.cancelled.add, token)
 
     def cancel(self, token: object) -> None:
         if token in self.parked:

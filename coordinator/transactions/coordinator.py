@@ -153,7 +153,7 @@ class TransactionCoordinator:
     # -- time -------------------------------------------------------------------
 
     def next_deadline(self) -> int | None:
-        return self.deadlines.earliest()
+        return self.deadlines.earliest_ms
 
     def tick(self, now_ms: int) -> TxnOutcome:
         """Abort, with a bumped epoch that fences their producer, the transactions that

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from kcsim.coordinator import GroupCoordinator
 
-# Derived caches: recomputed on demand, not state.
-_CACHES = {"_selected_name", "_selected_metadata", "_member_list", "_journal"}
+# Derived caches (recomputed on demand) and journal bookkeeping: not state.
+_CACHES = {"_selected_name", "_selected_metadata", "_member_list", "_journal", "journaled"}
 
 
 def _slots(obj: Any) -> dict[str, Any]:

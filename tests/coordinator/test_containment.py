@@ -130,6 +130,19 @@ def test_a_leave_that_raises_changes_nothing(monkeypatch: pytest.MonkeyPatch) ->
     assert list(h.gc.group("g").members) == [a, b]
 
 
+def test_a_leave_of_many_that_raises_keeps_every_member_in_its_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    h = Harness()
+    ids = h.stable_group("g", 4)
+    _raise_after(monkeypatch, Rebalancer, "maybe_prepare_rebalance_or_complete_join")
+    leaving = [ids[2], ids[0], ids[3]]  # removed out of join order: the undo restores that order
+    answer = _contained(h, monkeypatch, lambda: h.call(13, 5, request_class(13)(
+        group_id="g", members=[request_class(13).MemberIdentity(member_id=m) for m in leaving])))
+    assert answer.error_code == E.UNKNOWN_SERVER_ERROR
+    assert list(h.gc.group("g").members) == ids
+
+
 def test_a_commit_that_raises_commits_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     import kcsim.coordinator.offsets as offsets
 
