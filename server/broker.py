@@ -41,7 +41,7 @@ from kcsim.protocol.headers import (
 )
 from kcsim.protocol.primitives import DecodeError
 
-from .context import AfterDurable, Durable, Pending, Released, Reply, RequestContext
+from .context import AfterDurable, Durable, Pending, Released, Reply, RequestContext, reply
 from .control.changes import Changes
 from .control.clock import Clock
 from .control.faults import Faults
@@ -77,7 +77,7 @@ _SIZE_CORR = struct.Struct(">ii")
 # A cache of answers is emptied when it grows past this: requests that differ only in
 # their client id (or in garbage) cannot make it hold more.
 _CACHE_BYTES = 2 * 1024 * 1024
-_CACHE_ENTRY_BYTES = 200  # a dict slot, a key tuple and two bytes objects
+_CACHE_ENTRY_BYTES = 200  # a dict slot and two bytes objects
 TRANSACTION_KEYS = frozenset({TransactionKey, ProducerIdBlockKey})
 
 
@@ -88,8 +88,9 @@ class ProtocolViolation(Exception):
 class _Plan:
     """Everything needed to serve one (api key, version), resolved once."""
 
-    __slots__ = ("cache", "cache_bytes", "cache_state", "decode", "encode", "flexible_response",
-                 "header_version", "name", "route", "version", "wire_key")
+    __slots__ = ("cache", "cache_bytes", "cache_listener", "cache_state", "caches", "decode",
+                 "encode", "flexible_response", "header_version", "name", "route", "version",
+                 "wire_key")
 
     def __init__(self, wire_key: int, route: Route, version: int) -> None:
         api = APIS[route.api_key]
@@ -101,11 +102,30 @@ class _Plan:
         self.decode = codec(route.api_key, "request").decoder(version)
         self.encode = codec(route.api_key, "response").encoder(version)
         self.flexible_response = response_header_version(api, version) >= 1
-        # by listener (its address is in answers) and request bytes
-        self.cache: dict[tuple[Listener, bytes], bytes] | None = (
+        # Answers by listener (its address is in them), then by request bytes; `cache` is
+        # the table of `cache_listener`, the listener last asked for (an identity test on
+        # the hot path instead of hashing a key that names the listener).
+        self.caches: dict[Listener, dict[bytes, bytes]] | None = (
             {} if route.cache_state is not None else None)
+        self.cache: dict[bytes, bytes] = {}
+        self.cache_listener: Listener | None = None
         self.cache_state: Any = None
-        self.cache_bytes = 0  # what the cache holds, counted as _CACHE_ENTRY_BYTES + keys + answers
+        self.cache_bytes = 0  # what the caches hold, counted as _CACHE_ENTRY_BYTES + keys + answers
+
+    def answers_for(self, listener: Listener) -> dict[bytes, bytes]:
+        """The cached answers of `listener`, which becomes the one kept at hand."""
+        assert self.caches is not None
+        cache = self.caches.get(listener)
+        if cache is None:
+            cache = self.caches[listener] = {}
+        self.cache, self.cache_listener = cache, listener
+        return cache
+
+    def forget_answers(self) -> None:
+        assert self.caches is not None
+        self.caches.clear()
+        self.cache, self.cache_listener = {}, None
+        self.cache_bytes = 0
 
     def read_request(self, frame: bytes) -> tuple[str | None, Any]:
         """(client id, request) of a request frame the request log kept."""
@@ -188,27 +208,27 @@ class Broker:
         if len(frame) < 8:
             raise ProtocolViolation(f"request of {len(frame)} bytes is shorter than a header")
         api_key, version, correlation_id = _HEAD.unpack_from(frame, 0)
-        plan = self.plan(api_key, version)
+        plan = self._plans.get((api_key << 16) | (version & 0xFFFF)) or self.plan(api_key, version)
         if plan is None:
             if api_key == API_VERSIONS_KEY:
                 # Clients probe with their newest version: answer v0 with the table.
-                return Reply(self.api_versions_fallback(correlation_id))
+                return reply(self.api_versions_fallback(correlation_id))
             if api_key not in self.routes:
                 raise ProtocolViolation(f"unknown API key {api_key}")
             route = self.routes[api_key]
             raise ProtocolViolation(
                 f"unsupported version {version} of API key {api_key} "
                 f"(served: {route.min_version}-{route.max_version})")
-        cache = plan.cache
         faults = self.fault_index  # empty while no fault rule is installed
         key = None
-        if cache is not None and not (faults and api_key in faults):
+        if plan.caches is not None and not (faults and api_key in faults):
             state = plan.route.cache_state(self)  # type: ignore[misc]
-            if state != plan.cache_state or plan.cache_bytes > _CACHE_BYTES:
-                cache.clear()
+            if state != plan.cache_state:
+                plan.forget_answers()
                 plan.cache_state = state
-                plan.cache_bytes = 0
-            key = (peer.listener, bytes(frame[8:]))
+            cache = plan.cache if peer.listener is plan.cache_listener else plan.answers_for(
+                peer.listener)
+            key = bytes(frame[8:])
             rest = cache.get(key)
             if rest is not None:
                 self.request_counts[api_key] = self.request_counts.get(api_key, 0) + 1
@@ -216,7 +236,7 @@ class Broker:
                 if self.keeps_log:
                     self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms,
                                bytes(frame), answer, 0))
-                return Reply(answer)
+                return (answer, None, None, None, None, False)
         try:
             client_id, pos = read_client_id(frame, plan.header_version)
             request, end = plan.decode(frame, pos)
@@ -244,7 +264,7 @@ class Broker:
                 if self.keeps_log:
                     self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms, logged,
                                None, 0))
-                return Reply(None)
+                return reply(None)
             kind = type(result)
             if kind is Durable:
                 encoded = self.encode_response(plan, correlation_id, result.response)
@@ -252,22 +272,24 @@ class Broker:
                     self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms, logged,
                                encoded if len(encoded) <= _LOG_KEEPS else error_codes_of(result.response),
                                0))
-                return Reply(encoded, result.records, result.released)
+                return (encoded, result.records, result.released, None, None, False)
             if kind is Pending:
-                return Reply(None, result.records, result.released,
+                return reply(None, result.records, result.released,
                              self._finish(plan, ctx, request, result.answer, logged, peer.id,
                                           now_ms, 0),
                              result.abandon)
             encoded = self.encode_response(plan, correlation_id, result)
         except Exception as exc:  # a bug in one handler answers one request
-            return Reply(self._failed(plan, ctx, request, exc, logged, peer.id, now_ms))
+            return reply(self._failed(plan, ctx, request, exc, logged, peer.id, now_ms))
         if self.keeps_log:
             self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms, logged,
                        encoded if len(encoded) <= _LOG_KEEPS else error_codes_of(result), 0))
         if key is not None and plan.route.cache_state(self) == plan.cache_state:  # type: ignore[misc]
-            rest = cache[key] = bytes(encoded[8:])  # type: ignore[index]
-            plan.cache_bytes += _CACHE_ENTRY_BYTES + len(key[1]) + len(rest)
-        return Reply(encoded)
+            if plan.cache_bytes > _CACHE_BYTES:  # full: start again
+                plan.forget_answers()
+            rest = plan.answers_for(peer.listener)[key] = bytes(encoded[8:])
+            plan.cache_bytes += _CACHE_ENTRY_BYTES + len(key) + len(rest)
+        return (encoded, None, None, None, None, False)
 
     def _serve(self, plan: _Plan, ctx: RequestContext, request: Any, logged: Any,
                connection: int, received_ms: int, fault: int) -> Reply:
@@ -280,12 +302,12 @@ class Broker:
                 if self.keeps_log:
                     self._log((self._seq(), plan, correlation_id, connection, received_ms,
                                self.now_ms, logged, None, fault))
-                return Reply(None)
+                return reply(None)
             kind = type(result)
             if kind is Durable:
                 result, records, released = result.response, result.records, result.released
             elif kind is Pending:
-                return Reply(None, result.records, result.released,
+                return reply(None, result.records, result.released,
                              self._finish(plan, ctx, request, result.answer, logged, connection,
                                           received_ms, fault),
                              result.abandon)
@@ -293,12 +315,12 @@ class Broker:
                 records = released = None
             encoded = self.encode_response(plan, correlation_id, result)
         except Exception as exc:
-            return Reply(self._failed(plan, ctx, request, exc, logged, connection, received_ms))
+            return reply(self._failed(plan, ctx, request, exc, logged, connection, received_ms))
         if self.keeps_log:
             self._log((self._seq(), plan, correlation_id, connection, received_ms, self.now_ms,
                        logged, encoded if len(encoded) <= _LOG_KEEPS else error_codes_of(result),
                        fault))
-        return Reply(encoded, records, released)
+        return reply(encoded, records, released)
 
     def _digest(self, client_id: str | None, request: Any) -> RequestDigest:
         return RequestDigest(client_id, groups_of(request),
@@ -349,7 +371,7 @@ class Broker:
                  fault: Fault, connection: int, received_ms: int) -> Reply:
         """Answer a request a fault rule fired on: at once, or later (latency, hold, never)."""
         if fault.waits:
-            return Reply(None, pending=self._later(plan, ctx, request, logged, fault, connection,
+            return reply(None, pending=self._later(plan, ctx, request, logged, fault, connection,
                                                    received_ms))
         return self._act(plan, ctx, request, logged, fault, connection, received_ms)
 
@@ -372,7 +394,7 @@ class Broker:
             if self.keeps_log:
                 self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
                            self.now_ms, logged, None, fault.id))
-            return Reply(None, close=True)
+            return reply(None, close=True)
         if fault.error is not None:
             try:
                 response = error_answer(self, plan.route.api_key, plan.version, request,
@@ -384,12 +406,13 @@ class Broker:
             if self.keeps_log:
                 self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
                            self.now_ms, logged, encoded, fault.id))
-            reply = Reply(encoded)
+            answer = reply(encoded)
         else:
-            reply = self._serve(plan, ctx, request, logged, connection, received_ms, fault.id)
+            answer = self._serve(plan, ctx, request, logged, connection, received_ms, fault.id)
         if fault.close == "after":
-            reply.close = True
-        return reply
+            frame, records, released, pending, abandon, _ = answer
+            return (frame, records, released, pending, abandon, True)
+        return answer
 
     @staticmethod
     def encode_response(plan: _Plan, correlation_id: int, response: Any) -> bytearray:

@@ -103,33 +103,41 @@ class Pending:
         self.abandon = abandon
 
 
-class Reply:
-    """What the broker gives the shell for one request frame.
+Reply = tuple[
+    "bytes | bytearray | None",  # frame
+    "list[Record] | None",  # records
+    "Released | None",  # released
+    "Coroutine[Any, Any, bytes | bytearray | Reply | None] | None",  # pending
+    "Callable[[], None] | None",  # abandon
+    bool,  # close
+]
+"""What the broker gives the shell for one request frame: (frame, records,
+released, pending, abandon, close).
 
-    `frame` is the encoded response (None when Kafka sends none, or while it is
-    pending); it may be sent only once `records` are durable, and `released`
-    are handed to their requests at that point too. `pending`, when set, is
-    awaited for the encoded answer, or for another Reply (a request a fault rule
-    held is served once released); later requests of the connection wait behind
-    it. `close` ends the connection once everything up to this answer is sent.
-    """
+`frame` is the encoded response (None when Kafka sends none, or while it is
+pending); it may be sent only once `records` are durable, and `released` are
+handed to their requests at that point too. `pending`, when set, is awaited for
+the encoded answer, or for another Reply (a request a fault rule held is served
+once released); later requests of the connection wait behind it. `abandon` is
+called instead if the connection ends first. `close` ends the connection once
+everything up to this answer is sent.
 
-    __slots__ = ("abandon", "close", "frame", "pending", "records", "released")
+A plain tuple: most requests are answered on paths where building it costs one
+allocation, and the shell unpacks it in one step. `reply` builds one by name.
+"""
 
-    def __init__(self, frame: bytes | bytearray | None, records: list[Record] | None = None,
-                 released: Released | None = None,
-                 pending: Coroutine[Any, Any, bytes | bytearray | Reply | None] | None = None,
-                 abandon: Callable[[], None] | None = None, close: bool = False) -> None:
-        self.frame = frame
-        self.records = records
-        self.released = released
-        self.pending = pending
-        self.abandon = abandon
-        self.close = close
 
-    def withdraw(self) -> None:
-        """The connection ended before the pending answer was awaited."""
-        if self.pending is not None:
-            self.pending.close()
-        if self.abandon is not None:
-            self.abandon()
+def reply(frame: bytes | bytearray | None, records: list[Record] | None = None,
+          released: Released | None = None,
+          pending: Coroutine[Any, Any, bytes | bytearray | Reply | None] | None = None,
+          abandon: Callable[[], None] | None = None, close: bool = False) -> Reply:
+    return (frame, records, released, pending, abandon, close)
+
+
+def withdraw(parts: Reply) -> None:
+    """The connection ended before the reply's pending answer was awaited."""
+    _, _, _, pending, abandon, _ = parts
+    if pending is not None:
+        pending.close()
+    if abandon is not None:
+        abandon()

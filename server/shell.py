@@ -35,7 +35,7 @@ import trio
 from kcsim.storage import StorageError
 
 from .broker import Broker, ProtocolViolation
-from .context import Peer, Reply
+from .context import Peer, withdraw
 from .handlers.groups import log_failures
 from .socket_io import DirectSocket
 
@@ -378,15 +378,22 @@ class Server:
                 except ProtocolViolation as exc:
                     violation = exc
                     break
+                answer, kept, handed, waits, _, closes = reply
+                if waits is kept is handed is None and not closes:  # only an answer: the usual
+                    if answer is not None:
+                        out.append(answer)
+                        unsent += len(answer)
+                    continue
                 while True:
-                    if reply.records:
-                        records += reply.records
-                    if reply.released:
-                        released += reply.released
-                    if reply.pending is None:
-                        if reply.frame is not None:
-                            out.append(reply.frame)
-                            unsent += len(reply.frame)
+                    answer, kept, handed, waits, _, closes = reply
+                    if kept:
+                        records += kept
+                    if handed:
+                        released += handed
+                    if waits is None:
+                        if answer is not None:
+                            out.append(answer)
+                            unsent += len(answer)
                         break
                     # An answer that must wait: everything before it goes out first.
                     self._rearm()
@@ -394,14 +401,14 @@ class Server:
                         try:
                             await self._flush(stream, out, records, released)
                         except BaseException:
-                            reply.withdraw()
+                            withdraw(reply)
                             raise
                         out, records, released = [], [], []
                         unsent = 0
                     changed()  # the request changed the state before it parked
                     conn.waiting = True
                     try:
-                        answer = await reply.pending
+                        later = await waits
                     except ProtocolViolation as exc:
                         violation = exc
                         break
@@ -409,16 +416,16 @@ class Server:
                         conn.waiting = False
                     now = self.clock.now_ms()
                     changed()
-                    if isinstance(answer, Reply):  # a held request, served now
-                        reply = answer
+                    if isinstance(later, tuple):  # a held request's Reply, served now
+                        reply = later
                         continue
-                    if answer is not None:
-                        out.append(answer)
-                        unsent += len(answer)
+                    if later is not None:
+                        out.append(later)
+                        unsent += len(later)
                     break
                 if violation is not None:
                     break
-                if reply.close:
+                if closes:
                     close = True
                     break
             self._rearm()
