@@ -358,6 +358,7 @@ class Server:
             released: Released = []
             violation: ProtocolViolation | None = None
             close = False  # a fault rule closes the connection after what is in `out`
+            served = False  # a request was served since timers and watchers last heard
             while end - pos >= 4:
                 if unsent > UNSENT_BOUND:  # send before answering more: a peer not reading stalls here
                     self._rearm()
@@ -378,6 +379,7 @@ class Server:
                 except ProtocolViolation as exc:
                     violation = exc
                     break
+                served = True
                 answer, kept, handed, waits, _, closes = reply
                 if waits is kept is handed is None and not closes:  # only an answer: the usual
                     if answer is not None:
@@ -406,6 +408,7 @@ class Server:
                         out, records, released = [], [], []
                         unsent = 0
                     changed()  # the request changed the state before it parked
+                    served = False
                     conn.waiting = True
                     try:
                         later = await waits
@@ -415,8 +418,8 @@ class Server:
                     finally:
                         conn.waiting = False
                     now = self.clock.now_ms()
-                    changed()
                     if isinstance(later, tuple):  # a held request's Reply, served now
+                        served = True
                         reply = later
                         continue
                     if later is not None:
@@ -428,7 +431,8 @@ class Server:
                 if closes:
                     close = True
                     break
-            self._rearm()
+            if served:  # else the batch only waited for an answer: nothing to re-arm
+                self._rearm()
             pending = bytearray(view[pos:]) if pos < end else b""
             if records and not self._durable_now(records):
                 await self._flush(stream, out, records, released)  # the writer waits: fsync always
@@ -437,7 +441,8 @@ class Server:
                     broker.release(released)
                 if out:
                     await stream.send_all(b"".join(out) if len(out) > 1 else out[0])
-            changed()
+            if served:
+                changed()
             if violation is not None:
                 try:
                     raise violation
