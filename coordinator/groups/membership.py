@@ -29,7 +29,7 @@ from .responses import (
     leave_response,
     sync_response,
 )
-from .state import Request, Rule, rule
+from .state import RULES, Request, Rule, rule
 
 if TYPE_CHECKING:
     from ..consumer.groups import ConsumerGroups
@@ -90,6 +90,17 @@ class JoinRequest:
         return {name for name, _ in self.protocols}
 
 
+# The rules of the requests every member sends, bound once: reading an Enum member
+# is a slow look-up, and rebalances and heartbeats read several per request.
+_ON_CAPACITY, _ON_JOIN_NEW, _ON_JOIN, _ON_SYNC, _ON_HEARTBEAT = (
+    RULES[r] for r in (Request.CAPACITY, Request.JOIN_NEW, Request.JOIN, Request.SYNC,
+                       Request.HEARTBEAT))
+_NO_LIMIT, _JOINED_COUNT, _UNAVAILABLE, _UNKNOWN_MEMBER, _REBALANCING = (
+    Rule.NO_LIMIT, Rule.JOINED_COUNT, Rule.UNAVAILABLE, Rule.UNKNOWN_MEMBER, Rule.REBALANCING)
+_WAIT, _REPEAT_OR_REBALANCE, _REBALANCE_IF_CHANGED, _WAIT_FOR_LEADER, _ALIVE_REBALANCING = (
+    Rule.WAIT, Rule.REPEAT_OR_REBALANCE, Rule.REBALANCE_IF_CHANGED, Rule.WAIT_FOR_LEADER,
+    Rule.ALIVE_REBALANCING)
+
 class MembershipHandlers:
     def __init__(self, runtime: GroupRuntime, rebalancer: Rebalancer,
                  consumer: ConsumerGroups) -> None:
@@ -141,10 +152,10 @@ class MembershipHandlers:
 
     def _accept_joining_member(self, group: ClassicGroup, member_id: str) -> bool:
         max_size = self.rt.config.group_max_size
-        counted = rule(Request.CAPACITY, group.state)
-        if counted is Rule.NO_LIMIT:
+        counted = _ON_CAPACITY[group.state]
+        if counted is _NO_LIMIT:
             return True
-        if counted is Rule.JOINED_COUNT:
+        if counted is _JOINED_COUNT:
             member = group.members.get(member_id)
             return (
                 member is not None and member.awaiting_join
@@ -152,7 +163,7 @@ class MembershipHandlers:
         return member_id in group.members or len(group.members) < max_size
 
     def _join_new_member(self, group: ClassicGroup, join: JoinRequest) -> Any:
-        if rule(Request.JOIN_NEW, group.state) is Rule.UNAVAILABLE:
+        if _ON_JOIN_NEW[group.state] is _UNAVAILABLE:
             return join_error(join.version, E.COORDINATOR_NOT_AVAILABLE)
         if not group.supports_protocols(join.protocol_type, join.protocol_names()):
             return join_error(join.version, E.INCONSISTENT_GROUP_PROTOCOL)
@@ -174,8 +185,8 @@ class MembershipHandlers:
     def _join_existing_member(self, group: ClassicGroup, join: JoinRequest) -> Any:
         member_id = join.member_id
         version = join.version
-        does = rule(Request.JOIN, group.state)
-        if does is Rule.UNAVAILABLE:
+        does = _ON_JOIN[group.state]
+        if does is _UNAVAILABLE:
             return join_error(version, E.COORDINATOR_NOT_AVAILABLE, member_id)
         if not group.supports_protocols(join.protocol_type, join.protocol_names()):
             return join_error(version, E.INCONSISTENT_GROUP_PROTOCOL, member_id)
@@ -190,15 +201,15 @@ class MembershipHandlers:
             return join_error(version, error, member_id)
 
         member = group.members[member_id]
-        if does is Rule.WAIT:
+        if does is _WAIT:
             return self._update_member(group, member, join)
-        if does is Rule.REPEAT_OR_REBALANCE:
+        if does is _REPEAT_OR_REBALANCE:
             if member.matches(join.protocols):
                 # A retry of a join whose answer was lost: repeat the current generation.
                 members = current_members(group) if group.is_leader(member_id) else None
                 return generation_response(version, group, member_id, members=members)
             return self._update_member(group, member, join)
-        if does is Rule.REBALANCE_IF_CHANGED:
+        if does is _REBALANCE_IF_CHANGED:
             if group.is_leader(member_id) or not member.matches(join.protocols):
                 # The leader rejoining, or a member with new metadata, forces a rebalance.
                 return self._update_member(group, member, join)
@@ -311,14 +322,14 @@ class MembershipHandlers:
         if version >= 5 and (protocol_type is None or protocol_name is None):
             return sync_response(E.INCONSISTENT_GROUP_PROTOCOL)
         group = self.rt.groups.get(request.group_id)
-        does = Rule.UNKNOWN_MEMBER if group is None else rule(Request.SYNC, group.state)
-        if does is Rule.UNKNOWN_MEMBER:
+        does = _UNKNOWN_MEMBER if group is None else _ON_SYNC[group.state]
+        if does is _UNKNOWN_MEMBER:
             return sync_response(E.UNKNOWN_MEMBER_ID)
         assert group is not None
         member_id = request.member_id
         instance_id = request.group_instance_id if version >= 3 else None
 
-        if does is Rule.UNAVAILABLE:
+        if does is _UNAVAILABLE:
             return sync_response(E.COORDINATOR_NOT_AVAILABLE)
         error = validate_member(group, member_id, instance_id)
         if error:
@@ -330,10 +341,10 @@ class MembershipHandlers:
         ):
             return sync_response(E.INCONSISTENT_GROUP_PROTOCOL)
 
-        if does is Rule.REBALANCING:
+        if does is _REBALANCING:
             return sync_response(E.REBALANCE_IN_PROGRESS)
         member = group.members[member_id]
-        if does is Rule.WAIT_FOR_LEADER:
+        if does is _WAIT_FOR_LEADER:
             self.rt.drop(member.sync_waiter)
             group.park_sync(member, self.rt.park(ctx.token, version))
             self.rb.remove_pending_sync_member(group, member_id)
@@ -357,8 +368,8 @@ class MembershipHandlers:
         group = self.rt.groups.get(request.group_id)
         if group is None:
             return heartbeat_response(E.UNKNOWN_MEMBER_ID)
-        does = rule(Request.HEARTBEAT, group.state)
-        if does is Rule.UNAVAILABLE:
+        does = _ON_HEARTBEAT[group.state]
+        if does is _UNAVAILABLE:
             return heartbeat_response(E.COORDINATOR_NOT_AVAILABLE)
         member_id = request.member_id
         error = validate_member(
@@ -368,10 +379,10 @@ class MembershipHandlers:
             return heartbeat_response(error)
         if request.generation_id != group.generation:
             return heartbeat_response(E.ILLEGAL_GENERATION)
-        if does is Rule.UNKNOWN_MEMBER:
+        if does is _UNKNOWN_MEMBER:
             return heartbeat_response(E.UNKNOWN_MEMBER_ID)
         self.rb.reschedule_heartbeat(group, group.members[member_id])
-        if does is Rule.ALIVE_REBALANCING:
+        if does is _ALIVE_REBALANCING:
             return heartbeat_response(E.REBALANCE_IN_PROGRESS)
         return heartbeat_response()
 

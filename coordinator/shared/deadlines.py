@@ -21,10 +21,11 @@ if TYPE_CHECKING:
 
 
 class Deadlines:
-    __slots__ = ("_by_key", "_journal", "_order", "_seq", "earliest_ms")
+    __slots__ = ("_by_key", "_journal", "_order", "_seq", "_undo_step", "earliest_ms")
 
     def __init__(self, journal: Journal | None = None) -> None:
         self._journal = journal
+        self._undo_step = self._put_back  # bound once: every reschedule notes it
         self._by_key: dict[TimerKey, tuple[int, int, object]] = {}
         # (deadline, sequence, key): the sequence breaks ties in scheduling order
         # and keeps keys from ever being compared.
@@ -44,7 +45,7 @@ class Deadlines:
         old = self._by_key.get(key)
         journal = self._journal
         if journal is not None and journal.open:
-            journal.steps.append((self._put_back, (key, old)))
+            journal.steps.append((self._undo_step, (key, old)))
         if old is not None:
             self._order.remove((old[0], old[1], key))
         self._seq += 1
