@@ -17,7 +17,7 @@ from kcsim.protocol.errors import ErrorCode
 from kcsim.storage.records import Record
 
 from .groups.membership import validate_member
-from .groups.state import Request, Rule, rule
+from .groups.state import RULES, Request, Rule, rule
 from .shared.paused import paused_by_name
 from .shared.record_helpers import offset_record
 from .shared.removal import remove_group
@@ -46,6 +46,10 @@ NONE = int(E.NONE)
 UNKNOWN_TOPIC_ID = int(E.UNKNOWN_TOPIC_ID)
 UNKNOWN_TOPIC_OR_PARTITION = int(E.UNKNOWN_TOPIC_OR_PARTITION)
 OFFSET_METADATA_TOO_LARGE = int(E.OFFSET_METADATA_TOO_LARGE)
+# The commit's rules bound once: reading an Enum member is a slow look-up, every commit.
+_ON_COMMIT, _ON_OUTSIDE_COMMIT = RULES[Request.COMMIT], RULES[Request.OUTSIDE_COMMIT]
+_COMMIT_ALIVE, _COMMIT, _REBALANCING, _UNAVAILABLE = (
+    Rule.COMMIT_ALIVE, Rule.COMMIT, Rule.REBALANCING, Rule.UNAVAILABLE)
 
 
 class _TopicResponses:
@@ -164,7 +168,7 @@ class OffsetHandlers:
         if (
             group is not None
             and request.member_id in group.members
-            and rule(Request.COMMIT, group.state) is Rule.COMMIT_ALIVE
+            and _ON_COMMIT[group.state] is _COMMIT_ALIVE
         ):
             # Commits keep a classic member's session alive.
             self.rb.reschedule_heartbeat(group, group.members[request.member_id])
@@ -223,10 +227,10 @@ class OffsetHandlers:
             if generation >= 0:
                 return E.GROUP_ID_NOT_FOUND if version >= 9 else E.ILLEGAL_GENERATION
             return E.NONE
-        outside = rule(Request.OUTSIDE_COMMIT, group.state)
-        if outside is Rule.UNAVAILABLE:
+        outside = _ON_OUTSIDE_COMMIT[group.state]
+        if outside is _UNAVAILABLE:
             return E.COORDINATOR_NOT_AVAILABLE
-        if generation < 0 and outside is Rule.COMMIT:
+        if generation < 0 and outside is _COMMIT:
             return E.NONE  # an Empty group takes any commit without a generation
         if generation >= 0 or member_id or instance_id is not None:
             error = validate_member(group, member_id, instance_id)
@@ -234,7 +238,7 @@ class OffsetHandlers:
                 return error
             if generation != group.generation:
                 return E.ILLEGAL_GENERATION
-            if rule(Request.COMMIT, group.state) is Rule.REBALANCING:
+            if _ON_COMMIT[group.state] is _REBALANCING:
                 return E.REBALANCE_IN_PROGRESS
             return E.NONE
         # MEMBERS_ONLY: a commit without member id and generation only works while nobody

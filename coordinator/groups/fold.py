@@ -57,17 +57,15 @@ class ClassicFold:
             # Offsets without a group: Kafka's "simple" group, Empty with no protocol type.
             rt.groups[group_id] = ClassicGroup(group_id, rt.now, journal=rt.journal, from_log=True)
         partitions = rt.offsets.partitions_of(group_id, topic)
-        i = start
-        while i < end:
+        for i in range(start, end):
             record = records[i]
             key = record.key
             value = record.value
             if (value is None or type(key) is not OffsetCommitKey
                     or key.topic != topic or key.group != group_id):
-                break
+                return i
             partitions[key.partition] = value
-            i += 1
-        return i
+        return end
 
     def group(self, record: Record) -> None:
         group_id: str = record.key.group
