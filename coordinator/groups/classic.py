@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from ..shared.journal import Journal
     from ..shared.runtime import Waiter
+    from ..shared.timers import TimerKey
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
@@ -58,6 +59,7 @@ class Member:
         "rebalance_timeout_ms",
         "session_timeout_ms",
         "sync_waiter",
+        "timer_key",
     )
 
     def __init__(
@@ -87,6 +89,7 @@ class Member:
         self.sync_waiter: Waiter | None = None
         self.is_new = False
         self.journaled = 0  # the journal's call that last saved this member
+        self.timer_key: TimerKey | None = None  # its session timer's key, once made
 
     @property
     def is_static(self) -> bool:
@@ -159,6 +162,14 @@ _MEMBER_CHANGES = (
     "sync_waiter",
 )
 _member_fields = attrgetter(*_MEMBER_CHANGES)
+
+# What a call may change of a group's own fields (its collections note each change).
+_GROUP_CHANGES = (
+    "state", "previous_state", "state_timestamp", "protocol_type", "protocol_name",
+    "generation", "leader_id", "awaiting_join_count", "subscribed_topics",
+    "new_member_added", "from_log",
+)
+_group_fields = attrgetter(*_GROUP_CHANGES)
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -266,32 +277,34 @@ class ClassicGroup:
         if self.from_log:
             self._changing()
 
-    def _changing_member(self, member: Member) -> None:
-        """Before a change only to `member`'s fields: its before-image, not the group's
+    def _set_member(self, member: Member, field: str, value: object) -> None:
+        """Change one field of `member`, noting only that field's old value (unless the
+        member's whole before-image is kept in this call already), and not the group's
         (unless the fold built the group, as in `_changing_sets`)."""
         journal = self._journal
         if journal is not None and journal.open and member.journaled != journal.call:
-            journal.save(member)
+            journal.steps.append((setattr, (member, field, getattr(member, field))))
+        setattr(member, field, value)
         if self.from_log:
             self._changing()
 
     def image(self) -> object:
         """The plain fields; the collections note each change instead (`_put`, `_pop`,
         `_include`, `_exclude`), so a call costs the same in a group of 1 or 1,000 members."""
-        return (
-            self.state, self.previous_state, self.state_timestamp, self.protocol_type,
-            self.protocol_name, self.generation, self.leader_id, self.awaiting_join_count,
-            self.subscribed_topics, self.new_member_added, self.from_log,
-        )
+        return _group_fields(self)
 
     def restore(self, image: object) -> None:
         assert isinstance(image, tuple)
-        (
-            self.state, self.previous_state, self.state_timestamp, self.protocol_type,
-            self.protocol_name, self.generation, self.leader_id, self.awaiting_join_count,
-            self.subscribed_topics, self.new_member_added, self.from_log,
-        ) = image
-        self._member_list = None  # derived from members: rebuilt when next asked
+        for name, value in zip(_GROUP_CHANGES, image):
+            setattr(self, name, value)
+        # Derived from the members, which their own undo steps (noted after this image,
+        # so undone before it) have put back already.
+        self._member_list = None  # rebuilt when next asked
+        support: dict[str, int] = {}
+        for member in self.members.values():
+            for name in member.protocol_names:
+                support[name] = support.get(name, 0) + 1
+        self.protocol_support = support
 
     def _undoable(self) -> Journal | None:
         journal = self._journal
@@ -360,7 +373,8 @@ class ClassicGroup:
         member.join_waiter = join_waiter
         if join_waiter is not None:
             self.awaiting_join_count += 1
-        self._exclude(self.pending_join, member.member_id)
+        if member.member_id in self.pending_join:
+            self._exclude(self.pending_join, member.member_id)
 
     def remove(self, member_id: str) -> Member | None:
         self._changing()
@@ -374,8 +388,10 @@ class ClassicGroup:
                 self._pop(self.static_members, removed.group_instance_id)
         if self.is_leader(member_id):
             self.leader_id = next(iter(self.members), None)
-        self._exclude(self.pending_join, member_id)
-        self._exclude(self.pending_sync, member_id)
+        if member_id in self.pending_join:
+            self._exclude(self.pending_join, member_id)
+        if member_id in self.pending_sync:
+            self._exclude(self.pending_sync, member_id)
         return removed
 
     def update_member(
@@ -410,24 +426,20 @@ class ClassicGroup:
     def take_sync_waiter(self, member: Member) -> Waiter | None:
         waiter = member.sync_waiter
         if waiter is not None:
-            self._changing_member(member)
-            member.sync_waiter = None
+            self._set_member(member, "sync_waiter", None)
         return waiter
 
     def park_sync(self, member: Member, waiter: Waiter) -> None:
         """The member's SyncGroup waits for the leader's assignment."""
-        self._changing_member(member)
-        member.sync_waiter = waiter
+        self._set_member(member, "sync_waiter", waiter)
 
     def set_assignment(self, member: Member, assignment: bytes) -> None:
-        self._changing_member(member)
-        member.assignment = assignment
+        self._set_member(member, "assignment", assignment)
 
     def mark_joined(self, member: Member) -> None:
         """The member got its first JoinGroup answer: from now on its heartbeats count."""
         if member.is_new:
-            self._changing_member(member)
-            member.is_new = False
+            self._set_member(member, "is_new", False)
 
     def note_new_member(self, added: bool) -> None:
         """Whether a member arrived during the initial rebalance delay (which then extends)."""
@@ -530,7 +542,9 @@ class ClassicGroup:
         name repeated would otherwise count past the group's size and match no member."""
         support = self.protocol_support
         for name in member.protocol_names:
-            self._put(support, name, support.get(name, 0) + delta)
+            support[name] = support.get(name, 0) + delta
+        # No undo step: every caller changed the group first (`_changing`), and putting
+        # its before-image back counts the members' protocols again (`restore`).
 
     def supports_protocols(self, protocol_type: str, protocol_names: set[str]) -> bool:
         if self.state is EMPTY:

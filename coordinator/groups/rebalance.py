@@ -53,9 +53,10 @@ class Rebalancer:
         self, group: ClassicGroup, member: Member, timeout_ms: int | None = None
     ) -> None:
         timeout = member.session_timeout_ms if timeout_ms is None else timeout_ms
-        self.rt.deadlines.schedule(
-            heartbeat_key(group.group_id, member.member_id), self.rt.now + timeout
-        )
+        key = member.timer_key  # made once per member: every heartbeat moves it
+        if key is None:
+            key = member.timer_key = heartbeat_key(group.group_id, member.member_id)
+        self.rt.deadlines.schedule(key, self.rt.now + timeout)
 
     def cancel_heartbeat(self, group: ClassicGroup, member_id: str) -> None:
         self.rt.deadlines.cancel(heartbeat_key(group.group_id, member_id))

@@ -9,7 +9,8 @@ if TYPE_CHECKING:
     from kcsim.coordinator import GroupCoordinator
 
 # Derived caches (recomputed on demand) and journal bookkeeping: not state.
-_CACHES = {"_selected_name", "_selected_metadata", "_member_list", "_journal", "journaled"}
+_CACHES = {"_selected_name", "_selected_metadata", "_member_list", "_journal", "journaled",
+           "timer_key"}
 
 
 def _slots(obj: Any) -> dict[str, Any]:
