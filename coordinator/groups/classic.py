@@ -12,7 +12,7 @@ raises half-way leaves the group as it found it.
 
 from __future__ import annotations
 
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from sys import intern
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -107,7 +107,7 @@ class Member:
     def protocols(self, protocols: Protocols) -> None:
         self._protocols = protocols
         # Each name once, however often the join lists it (what the group counts).
-        self.protocol_names = frozenset(name for name, _ in protocols)
+        self.protocol_names = frozenset(map(_first, protocols))
         self._selected_name: str | None = None
         self._selected_metadata = b""
 
@@ -162,6 +162,7 @@ _MEMBER_CHANGES = (
     "sync_waiter",
 )
 _member_fields = attrgetter(*_MEMBER_CHANGES)
+_first = itemgetter(0)
 
 # What a call may change of a group's own fields (its collections note each change).
 _GROUP_CHANGES = (
