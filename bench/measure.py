@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Self
 
-from . import procstat
+from . import cpuclock, procstat
 from .client import Frame, LoadClient, PhaseResult
 
 
@@ -23,7 +23,9 @@ class CpuSample:
 
 
 class CpuMeter:
-    """`with CpuMeter(pid) as m:` around a timed phase; read `m.sample` after."""
+    """`with CpuMeter(pid) as m:` around a timed phase; read `m.sample` after. The server's
+    CPU comes from its CPU clock (`cpuclock`): a phase of tens of milliseconds would
+    move /proc's 10 ms ticks by a handful."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
@@ -31,14 +33,14 @@ class CpuMeter:
 
     def __enter__(self) -> Self:
         self._m0 = procstat.machine_busy_seconds()
-        self._s0 = procstat.cpu_seconds(self.pid)
+        self._s0 = cpuclock.cpu_seconds(self.pid)
         self._c0 = procstat.own_cpu_seconds()
         self._t0 = time.perf_counter()
         return self
 
     def __exit__(self, *exc: object) -> None:
         wall = time.perf_counter() - self._t0
-        server = procstat.cpu_seconds(self.pid) - self._s0
+        server = cpuclock.cpu_seconds(self.pid) - self._s0
         client = procstat.own_cpu_seconds() - self._c0
         busy = procstat.machine_busy_seconds() - self._m0
         self.sample = CpuSample(server, client, wall, max(0.0, busy - server - client))

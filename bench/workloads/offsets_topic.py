@@ -88,8 +88,8 @@ class _InProcess:
     def commit(self, payloads: list[bytes]) -> None:
         now = int(time.time() * 1000)
         for payload in payloads:
-            reply = self.broker.process(payload, self.peer, now)
-            self.writer.commit_nowait(reply.records)
+            _, records, _, _, _, _ = self.broker.process(payload, self.peer, now)
+            self.writer.commit_nowait(records or [])
 
     def activate(self) -> None:
         """What the first ListOffsets of the topic does before it answers."""
