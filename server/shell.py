@@ -387,7 +387,6 @@ class Server:
                         unsent += len(answer)
                     continue
                 while True:
-                    answer, kept, handed, waits, _, closes = reply
                     if kept:
                         records += kept
                     if handed:
@@ -421,6 +420,7 @@ class Server:
                     if isinstance(later, tuple):  # a held request's Reply, served now
                         served = True
                         reply = later
+                        answer, kept, handed, waits, _, closes = reply
                         continue
                     if later is not None:
                         out.append(later)

@@ -106,8 +106,10 @@ class Member:
     @protocols.setter
     def protocols(self, protocols: Protocols) -> None:
         self._protocols = protocols
-        # Each name once, however often the join lists it (what the group counts).
-        self.protocol_names = frozenset(map(_first, protocols))
+        # Each name once, however often the join lists it (what the group counts). A tuple
+        # of strings: the collector stops tracking it, where a set would stay tracked in
+        # every member of every group.
+        self.protocol_names = tuple(dict.fromkeys(map(_first, protocols)))
         self._selected_name: str | None = None
         self._selected_metadata = b""
 
