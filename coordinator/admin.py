@@ -17,7 +17,7 @@ from kcsim.protocol.errors import ErrorCode
 from .groups.classic import CONSUMER_PROTOCOL_TYPE
 from .groups.state import Request, Rule, rule
 from .shared.removal import remove_group
-from .shared.states import DEAD
+from .shared.states import DEAD, STATE_NAMES
 
 if TYPE_CHECKING:
     from .groups.classic import ClassicGroup
@@ -62,8 +62,9 @@ class AdminHandlers:
         wanted = {s.strip().lower() for s in states_filter}
         listed = []
         if not wanted_types or CLASSIC_GROUP_TYPE in wanted_types:
+            names = STATE_NAMES
             for g in self.rt.groups.values():
-                state = g.state.value
+                state = names[g.state]
                 if not wanted or state.lower() in wanted:
                     listed.append(ListedGroup(group_id=g.group_id,
                                               protocol_type=g.protocol_type or "",
@@ -139,7 +140,7 @@ class AdminHandlers:
         return DescribedGroup(
             error_code=E.NONE,
             group_id=group_id,
-            group_state=group.state.value,
+            group_state=STATE_NAMES[group.state],
             protocol_type=protocol_type,
             protocol_data=protocol,
             members=members,

@@ -27,3 +27,7 @@ PREPARING_REBALANCE = GroupState.PREPARING_REBALANCE
 COMPLETING_REBALANCE = GroupState.COMPLETING_REBALANCE
 STABLE = GroupState.STABLE
 DEAD = GroupState.DEAD
+
+# Each state's name as Kafka reports it: a look-up hashed in C, where an Enum member's
+# `.value` is a Python property (ListGroups reads it for every group).
+STATE_NAMES: dict[GroupState, str] = {state: state.value for state in GroupState}
