@@ -309,10 +309,6 @@ class ClassicGroup:
                 support[name] = support.get(name, 0) + 1
         self.protocol_support = support
 
-    def _undoable(self) -> Journal | None:
-        journal = self._journal
-        return journal if journal is not None and journal.open else None
-
     def _put(self, table: dict[K, V], key: K, value: V) -> None:
         journal = self._journal
         if journal is not None and journal.open:
@@ -462,9 +458,9 @@ class ClassicGroup:
     def clear_pending_sync(self) -> None:
         if self.pending_sync:
             self._changing_sets()
-            journal = self._undoable()
-            if journal is not None:
-                journal.on_undo(self.pending_sync.update, set(self.pending_sync))
+            journal = self._journal
+            if journal is not None and journal.open:
+                journal.steps.append((self.pending_sync.update, (set(self.pending_sync),)))
             self.pending_sync.clear()
 
     def replace_static_member(
