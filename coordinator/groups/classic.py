@@ -42,24 +42,24 @@ Protocols = list[tuple[str, bytes]]  # (protocol name, metadata) in the member's
 class Member:
     # Slots are laid out in this order: what DescribeGroups reads comes first, so
     # describing a member touches one cache line of it.
-    __slots__ = (
-        "_protocols",
-        "_selected_metadata",
-        "_selected_name",
-        "assignment",
-        "client_host",
-        "client_id",
-        "group_instance_id",
-        "is_new",
-        "join_waiter",
-        "journaled",
+    __slots__ = (  # noqa: RUF023
         "member_id",
+        "group_instance_id",
+        "client_id",
+        "client_host",
+        "_selected_name",
+        "_selected_metadata",
+        "assignment",
+        "_protocols",
         "protocol_names",
         "protocol_type",
+        "is_new",
+        "join_waiter",
+        "sync_waiter",
         "rebalance_timeout_ms",
         "session_timeout_ms",
-        "sync_waiter",
         "timer_key",
+        "journaled",
     )
 
     def __init__(
@@ -197,28 +197,28 @@ def _refill(table: dict[Any, Any], before: dict[Any, Any]) -> None:
 class ClassicGroup:
     # Slots are laid out in this order: what ListGroups and DescribeGroups read
     # comes first, so a sweep over thousands of groups touches one line of each.
-    __slots__ = (
-        "_journal",
+    __slots__ = (  # noqa: RUF023
+        "state",
+        "protocol_type",
+        "protocol_name",
         "_member_list",
-        "awaiting_join_count",
-        "from_log",
-        "generation",
-        "group_id",
-        "journaled",
-        "leader_id",
         "members",
+        "group_id",
+        "generation",
+        "leader_id",
+        "awaiting_join_count",
         "new_member_added",
         "pending_join",
         "pending_sync",
         "persisted",
+        "from_log",
         "previous_state",
-        "protocol_name",
         "protocol_support",
-        "protocol_type",
-        "state",
         "state_timestamp",
         "static_members",
         "subscribed_topics",
+        "journaled",
+        "_journal",
     )
 
     def __init__(
