@@ -16,6 +16,7 @@ from operator import attrgetter, itemgetter
 from sys import intern
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..shared.journal import set_add, set_discard, set_update
 from .state import (
     COMPLETING_REBALANCE,
     DEAD,
@@ -276,10 +277,12 @@ class ClassicGroup:
         journal = self._journal
         if journal is not None and journal.open:
             call = journal.call
-            if self.journaled != call:
-                journal.save(self)
+            if self.journaled != call:  # `Journal.save`, inline: every request comes here
+                self.journaled = call
+                journal.steps.append((_restore_group, self, _group_fields(self)))
             if member is not None and member.journaled != call:
-                journal.save(member)
+                member.journaled = call
+                journal.steps.append((_restore_member, member, _member_fields(member)))
         self.from_log = False
 
     def _changing_sets(self) -> None:
@@ -295,7 +298,7 @@ class ClassicGroup:
         (unless the fold built the group, as in `_changing_sets`)."""
         journal = self._journal
         if journal is not None and journal.open and member.journaled != journal.call:
-            journal.steps.append((setattr, (member, field, getattr(member, field))))
+            journal.steps.append((setattr, member, field, getattr(member, field)))
         setattr(member, field, value)
         if self.from_log:
             self._changing()
@@ -321,7 +324,7 @@ class ClassicGroup:
     def _put(self, table: dict[K, V], key: K, value: V) -> None:
         journal = self._journal
         if journal is not None and journal.open:
-            journal.steps.append((_put_back, (table, key, table.get(key, _ABSENT))))
+            journal.steps.append((_put_back, table, key, table.get(key, _ABSENT)))
         table[key] = value
 
     def _pop(self, table: dict[K, V], key: K) -> V | None:
@@ -335,13 +338,13 @@ class ClassicGroup:
     def _include(self, members: set[str], member_id: str) -> None:
         journal = self._journal
         if journal is not None and journal.open and member_id not in members:
-            journal.steps.append((members.discard, (member_id,)))
+            journal.steps.append((set_discard, members, member_id))
         members.add(member_id)
 
     def _exclude(self, members: set[str], member_id: str) -> None:
         journal = self._journal
         if journal is not None and journal.open and member_id in members:
-            journal.steps.append((members.add, (member_id,)))
+            journal.steps.append((set_add, members, member_id))
         members.discard(member_id)
 
     # -- state ------------------------------------------------------------
@@ -469,7 +472,7 @@ class ClassicGroup:
             self._changing_sets()
             journal = self._journal
             if journal is not None and journal.open:
-                journal.steps.append((self.pending_sync.update, (set(self.pending_sync),)))
+                journal.steps.append((set_update, self.pending_sync, set(self.pending_sync)))
             self.pending_sync.clear()
 
     def replace_static_member(
@@ -620,3 +623,8 @@ class ClassicGroup:
         """The group's first join phase (from Empty), which group.initial.rebalance.delay.ms
         holds open while members keep arriving."""
         return self.state is PREPARING_REBALANCE and self.previous_state is EMPTY
+
+
+# Undo functions of before-images, unbound: a step names the object as its first argument.
+_restore_group = ClassicGroup.restore
+_restore_member = Member.restore

@@ -45,7 +45,7 @@ class Deadlines:
         old = self._by_key.get(key)
         journal = self._journal
         if journal is not None and journal.open:
-            journal.steps.append((self._undo_step, (key, old)))
+            journal.steps.append((self._undo_step, key, old))
         if old is not None:
             self._order.remove((old[0], old[1], key))
         self._seq += 1

@@ -9,14 +9,23 @@ first. Outside a call (`open` false) nothing is kept.
 
 Each call has a number; an object remembers the number of the call that last
 saved it (`journaled`), so "once per call" costs one comparison and no lookup.
+A step is one flat tuple, the function then its arguments, and undo functions are
+plain functions where they can be (`set.add`, not a bound method): the paths every
+request takes allocate one tuple per change and nothing more.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+
+# Undo functions for sets, unbound: a step names its set as the first argument.
+set_add = set.add
+set_discard = set.discard
+set_update = set.update
 
 
 class Restorable(Protocol):
@@ -36,9 +45,9 @@ class Journal:
         self.open = False
         self.call = 0  # the number of the call in progress, or of the last one
         self._kept: set[int] = set()  # ids of objects `keep_once` noted in this call
-        # Undo steps, oldest first: (step, args). The paths every request takes append
-        # to it directly while `open`, sparing a call to `on_undo`.
-        self.steps: list[tuple[Callable[..., None], tuple[object, ...]]] = []
+        # Undo steps, oldest first: (function, *arguments). The paths every request
+        # takes append to it directly while `open`, sparing a call to `on_undo`.
+        self.steps: list[tuple[Any, ...]] = []
 
     def begin(self) -> None:
         self.open = True
@@ -48,20 +57,20 @@ class Journal:
         """Keep obj's before-image, once per call."""
         if self.open and obj.journaled != self.call:
             obj.journaled = self.call
-            self.steps.append((obj.restore, (obj.image(),)))
+            self.steps.append((obj.restore, obj.image()))
 
     def on_undo(self, step: Callable[..., None], *args: object) -> None:
         """Note `step(*args)` to run on rollback (a bound method and its arguments cost
         less than a closure on the paths every request takes)."""
         if self.open:
-            self.steps.append((step, args))
+            self.steps.append((step, *args))
 
     def keep_once(self, obj: object, step: Callable[..., None], *args: object) -> None:
         """`on_undo`, only for the first change of `obj` in this call (a whole copy of a
         table need be taken once, however many of its keys the call removes)."""
         if self.open and id(obj) not in self._kept:
             self._kept.add(id(obj))
-            self.steps.append((step, args))
+            self.steps.append((step, *args))
 
     def commit(self) -> None:
         self.open = False
@@ -74,5 +83,5 @@ class Journal:
         undo, self.steps = self.steps, []
         self.commit()
         self._kept.clear()
-        for step, args in reversed(undo):
-            step(*args)
+        for step in reversed(undo):
+            step[0](*step[1:])

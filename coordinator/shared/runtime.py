@@ -21,7 +21,7 @@ from kcsim.coordinator.records import OffsetCommitKey
 from .deadlines import Deadlines
 from .ids import random_uuid
 from .interface import Failure, GroupConfig, Outcome, TopicLookup
-from .journal import Journal
+from .journal import Journal, set_add, set_discard
 from .offset_store import OffsetStore
 from .paused import PausedRegistry
 from .pending_offsets import PendingOffsets
@@ -103,7 +103,7 @@ class GroupRuntime:
         self.parked.add(token)
         journal = self.journal
         if journal.open:
-            journal.steps.append((self.parked.discard, (token,)))
+            journal.steps.append((set_discard, self.parked, token))
         return Waiter(token, version)
 
     def drop(self, waiter: Waiter | None) -> None:
@@ -118,7 +118,7 @@ class GroupRuntime:
         self.parked.discard(token)
         journal = self.journal
         if journal.open:
-            journal.steps.append((self.parked.add, (token,)))
+            journal.steps.append((set_add, self.parked, token))
 
     def _uncancel(self, token: object) -> None:
         self.cancelled.discard(token)
