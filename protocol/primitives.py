@@ -59,8 +59,17 @@ def varint_bytes(value: int) -> bytes:
 
 
 def read_varint(buf: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
+    """Signed (zig-zag) varint. One and two bytes (values to ±8191, which is most record
+    lengths and deltas) are read inline: Produce reads one for every record it checks."""
+    first = buf[pos]
+    if first < 0x80:
+        return (first >> 1) ^ -(first & 1), pos + 1
+    second = buf[pos + 1]
+    if second < 0x80:
+        raw = (first & 0x7F) | (second << 7)
+        return (raw >> 1) ^ -(raw & 1), pos + 2
     raw, pos = read_uvarint(buf, pos)
-    return zigzag_decode(raw), pos
+    return (raw >> 1) ^ -(raw & 1), pos
 
 
 def array_packer(code: str) -> Callable[[Sequence[Any]], bytes]:

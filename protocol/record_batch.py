@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from crc32c import crc32c
 
 from .errors import ErrorCode
-from .primitives import DecodeError, read_uvarint, read_varint, varint_bytes
+from .primitives import DecodeError, read_varint, varint_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -293,18 +293,7 @@ def _check_records(batch: bytes, end: int, count: int) -> None:
     pos = HEADER_SIZE
     try:
         for _ in range(count):
-            # A record's length is a zigzag varint; lengths under 8 KiB take one or two
-            # bytes, read here inline (Produce checks every record of every batch).
-            first = batch[pos]
-            if first < 0x80:
-                raw = first
-                pos += 1
-            elif batch[pos + 1] < 0x80:
-                raw = (first & 0x7F) | (batch[pos + 1] << 7)
-                pos += 2
-            else:
-                raw, pos = read_uvarint(batch, pos)
-            length = (raw >> 1) ^ -(raw & 1)
+            length, pos = read_varint(batch, pos)
             if length < 0 or pos + length > end:
                 raise _invalid("Incorrect declared batch size, premature EOF reached")
             pos += length
