@@ -141,10 +141,7 @@ class Member:
             return False
         return self.join_waiter is not None or self.sync_waiter is not None
 
-    # -- the journal's before-image (what a call may change on a member) -------------
-
-    def image(self) -> object:
-        return _member_fields(self)
+    # -- undo: the journal puts back its before-image (`_MEMBER_CHANGES`) --------------
 
     def restore(self, image: object) -> None:
         assert isinstance(image, tuple)
@@ -167,7 +164,9 @@ _MEMBER_CHANGES = (
 _member_fields = attrgetter(*_MEMBER_CHANGES)
 _first = itemgetter(0)
 
-# What a call may change of a group's own fields (its collections note each change).
+# What a call may change of a group's own fields: its before-image. The collections note
+# each change instead (`_put`, `_pop`, `_include`, `_exclude`), so a call costs the same
+# in a group of 1 or 1,000 members.
 _GROUP_CHANGES = (
     "state", "previous_state", "state_timestamp", "protocol_type", "protocol_name",
     "generation", "leader_id", "awaiting_join_count", "subscribed_topics",
@@ -302,11 +301,6 @@ class ClassicGroup:
         setattr(member, field, value)
         if self.from_log:
             self._changing()
-
-    def image(self) -> object:
-        """The plain fields; the collections note each change instead (`_put`, `_pop`,
-        `_include`, `_exclude`), so a call costs the same in a group of 1 or 1,000 members."""
-        return _group_fields(self)
 
     def restore(self, image: object) -> None:
         assert isinstance(image, tuple)

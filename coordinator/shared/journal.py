@@ -16,7 +16,7 @@ request takes allocate one tuple per change and nothing more.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -26,16 +26,6 @@ if TYPE_CHECKING:
 set_add = set.add
 set_discard = set.discard
 set_update = set.update
-
-
-class Restorable(Protocol):
-    """An object the journal can take a before-image of and put back."""
-
-    journaled: int  # the number of the call that last saved it (0: none)
-
-    def image(self) -> object: ...
-
-    def restore(self, image: object) -> None: ...
 
 
 class Journal:
@@ -52,12 +42,6 @@ class Journal:
     def begin(self) -> None:
         self.open = True
         self.call += 1
-
-    def save(self, obj: Restorable) -> None:
-        """Keep obj's before-image, once per call."""
-        if self.open and obj.journaled != self.call:
-            obj.journaled = self.call
-            self.steps.append((obj.restore, obj.image()))
 
     def on_undo(self, step: Callable[..., None], *args: object) -> None:
         """Note `step(*args)` to run on rollback (a bound method and its arguments cost
