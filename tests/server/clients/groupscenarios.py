@@ -46,6 +46,17 @@ def wait_stable(kcsim: Any, client: Any, group: str, members: int) -> Described:
     return described
 
 
+def described_as_seen(kcsim: Any, client: Any, group: str, count: int,
+                      members: list[Any]) -> tuple[Described, list[MemberView]]:
+    """A Stable description and the members' own views, once their assignments agree: a
+    member takes its assignment when its SyncGroup answer arrives, just after the group is
+    Stable, so one read of each can catch a member in between."""
+    return wait_for(lambda: (wait_stable(kcsim, client, group, count), views(members)),
+                    lambda dv: (sorted(map(sorted, dv[0].assignments().values()))
+                                == sorted(v.assignment for v in dv[1])),
+                    f"the description of {group} to match its {count} members' views")
+
+
 def wait_empty(kcsim: Any, group: str) -> None:
     kcsim.wait_for_group(group, "Empty", timeout=WAIT_S)
 
@@ -91,8 +102,8 @@ def members_share_partitions(client: Any, kcsim: Any, names: Callable[[str], str
         seen = wait_for(lambda: views(members),
                         lambda vs: balanced(vs, PARTITIONS) and all(len(v.assignment) == 2 for v in vs),
                         "three members with two partitions each")
-        described = wait_stable(kcsim, client, group, 3)
-        check_description(described, topic, views(members))
+        described, agreed = described_as_seen(kcsim, client, group, 3, members)
+        check_description(described, topic, agreed)
         assert described.protocol == client.default_assignor
         listed = client.list_groups()
         assert group in listed
@@ -111,8 +122,8 @@ def members_share_partitions(client: Any, kcsim: Any, names: Callable[[str], str
         seen = wait_for(lambda: views(members),
                         lambda vs: covers_exactly(vs, PARTITIONS) and all(len(v.assignment) == 3 for v in vs),
                         "two members with three partitions each")
-        described = wait_stable(kcsim, client, group, 2)
-        check_description(described, topic, views(members))
+        described, agreed = described_as_seen(kcsim, client, group, 2, members)
+        check_description(described, topic, agreed)
 
         produced = produce(bootstrap, topic, range(PARTITIONS), 10, start=10)
         check_consumed(members, [len(v.records) for v in seen], produced)
@@ -143,8 +154,8 @@ def cooperative_members_keep_partitions(client: Any, kcsim: Any, names: Callable
         seen = wait_for(lambda: views(members),
                         lambda vs: balanced(vs, PARTITIONS) and all(len(v.assignment) == 2 for v in vs),
                         "three cooperative members with two partitions each")
-        described = wait_stable(kcsim, client, group, 3)
-        check_description(described, topic, views(members))
+        described, agreed = described_as_seen(kcsim, client, group, 3, members)
+        check_description(described, topic, agreed)
         assert described.protocol == "cooperative-sticky"
         produced = produce(bootstrap, topic, range(PARTITIONS), 10)
         check_consumed(members, [len(v.records) for v in seen], produced)
@@ -159,7 +170,8 @@ def cooperative_members_keep_partitions(client: Any, kcsim: Any, names: Callable
                         "two cooperative members with three partitions each")
         for before, now in zip(kept, seen, strict=True):
             assert before <= set(now.assignment), "a member lost a partition it owned"
-        check_description(wait_stable(kcsim, client, group, 2), topic, views(members))
+        described, agreed = described_as_seen(kcsim, client, group, 2, members)
+        check_description(described, topic, agreed)
         produced = produce(bootstrap, topic, range(PARTITIONS), 10, start=10)
         check_consumed(members, [len(v.records) for v in seen], produced)
     finally:
@@ -465,8 +477,8 @@ def one_group_of_every_client(clients: list[Any], kcsim: Any,
                         lambda vs: balanced(vs, partitions) and all(len(v.assignment) == 2 for v in vs),
                         f"{len(clients)} members of different clients with two partitions each")
         for client in clients:
-            described = wait_stable(kcsim, client, group, len(clients))
-            check_description(described, topic, views(members))
+            described, agreed = described_as_seen(kcsim, client, group, len(clients), members)
+            check_description(described, topic, agreed)
         produced = produce(bootstrap, topic, range(partitions), 10)
         check_consumed(members, [len(v.records) for v in seen], produced)
         for member in members:
