@@ -293,7 +293,20 @@ def _check_records(batch: bytes, end: int, count: int) -> None:
     pos = HEADER_SIZE
     try:
         for _ in range(count):
-            length, pos = read_varint(batch, pos)
+            # `read_varint` inline for lengths of one or two bytes (below 8 KiB): one
+            # call less for every record Produce writes.
+            first = batch[pos]
+            if first < 0x80:
+                length = (first >> 1) ^ -(first & 1)
+                pos += 1
+            else:
+                second = batch[pos + 1]
+                if second < 0x80:
+                    raw = (first & 0x7F) | (second << 7)
+                    length = (raw >> 1) ^ -(raw & 1)
+                    pos += 2
+                else:
+                    length, pos = read_varint(batch, pos)
             if length < 0 or pos + length > end:
                 raise _invalid("Incorrect declared batch size, premature EOF reached")
             pos += length

@@ -23,49 +23,46 @@ if TYPE_CHECKING:
 class Clock:
     """Milliseconds since the epoch as the broker sees them."""
 
-    __slots__ = ("_epoch_ms", "_frozen_at", "_on_change", "_skew_ms", "_trio_start", "_trio_time")
+    __slots__ = ("_frozen_at", "_offset_ms", "_on_change", "_source", "_started")
 
     def __init__(self) -> None:
-        self._epoch_ms = time.time() * 1000.0
-        self._trio_start: float | None = None  # trio's time at _epoch_ms, once serving
-        # The run's clock read directly (its bound method): what `trio.current_time` does,
-        # less the look-up of the run on every read.
-        self._trio_time: Callable[[], float] = trio.current_time
-        self._skew_ms = 0.0  # how far tests advanced the clock
+        # The time is `_source()` seconds, as milliseconds, plus `_offset_ms`: the wall
+        # clock until the trio run starts, then the run's clock read directly (what
+        # `trio.current_time` does, less the look-up of the run on every read). Every
+        # advance, and where the time continued from on a change of source, is in the offset.
+        self._source: Callable[[], float] = time.time
+        self._offset_ms = 0.0
+        self._started = False
         self._frozen_at: float | None = None  # the time it stands at while frozen
         self._on_change: Callable[[], None] | None = None
 
     def start(self, on_change: Callable[[], None] | None = None) -> None:
         """Follow trio's clock from now on (called in the server's trio run)."""
-        now = self._running_ms()
-        self._trio_time = trio.lowlevel.current_clock().current_time
-        self._trio_start = self._trio_time()
-        self._epoch_ms = now - self._skew_ms
+        self._follow(trio.lowlevel.current_clock().current_time)
+        self._started = True
         self._on_change = on_change
 
     def stop(self) -> None:
         """Back to the wall clock (the trio run is ending), keeping what was advanced."""
-        now = self._running_ms()
-        self._trio_start = None
-        self._trio_time = trio.current_time
-        self._epoch_ms = time.time() * 1000.0
-        self._skew_ms = now - self._epoch_ms
+        self._follow(time.time)
+        self._started = False
         self._on_change = None
 
+    def _follow(self, source: Callable[[], float]) -> None:
+        """Read `source` from now on, going on from the time it is now."""
+        now = self._running_ms()
+        self._source = source
+        self._offset_ms = now - source() * 1000.0
+
     def _running_ms(self) -> float:
-        if self._trio_start is None:
-            return time.time() * 1000.0 + self._skew_ms
-        return self._epoch_ms + (self._trio_time() - self._trio_start) * 1000.0 + self._skew_ms
+        return self._source() * 1000.0 + self._offset_ms
 
     def now_ms(self) -> int:
-        """`_running_ms` inlined (the shell reads it for every batch of requests)."""
+        """`_running_ms` inlined, unless frozen (the shell reads it for every batch of requests)."""
         frozen = self._frozen_at
         if frozen is not None:
             return int(frozen)
-        start = self._trio_start
-        if start is None:
-            return int(time.time() * 1000.0 + self._skew_ms)
-        return int(self._epoch_ms + (self._trio_time() - start) * 1000.0 + self._skew_ms)
+        return int(self._source() * 1000.0 + self._offset_ms)
 
     @property
     def frozen(self) -> bool:
@@ -76,8 +73,8 @@ class Clock:
         frozen = self._frozen_at
         if frozen is not None:
             return -math.inf if ms <= frozen else math.inf
-        assert self._trio_start is not None, "the clock is not started"
-        return self._trio_start + (ms - self._epoch_ms - self._skew_ms) / 1000.0
+        assert self._started, "the clock is not started"
+        return (ms - self._offset_ms) / 1000.0
 
     # -- what tests do ----------------------------------------------------------
 
@@ -88,7 +85,7 @@ class Clock:
         if self._frozen_at is not None:
             self._frozen_at += ms
         else:
-            self._skew_ms += ms
+            self._offset_ms += ms
         self._changed()
 
     def freeze(self) -> None:
@@ -101,7 +98,7 @@ class Clock:
         """Let the time run again from where it stands (no jump for the time frozen)."""
         frozen = self._frozen_at
         if frozen is not None:
-            self._skew_ms += frozen - self._running_ms()
+            self._offset_ms += frozen - self._running_ms()
             self._frozen_at = None
             self._changed()
 

@@ -40,7 +40,9 @@ def dump(gc: GroupCoordinator) -> dict[str, Any]:
         "offsets": _plain(rt.offsets.by_group),
         "paused": _plain(rt.paused.by_group),
         "timers": dict(deadlines._by_key),
-        "timer_order": list(deadlines._order),
+        # the heap's live entries, in firing order (stale ones are dropped lazily)
+        "timer_order": sorted({e for e in deadlines._heap
+                               if deadlines._by_key.get(e[2], (0, None))[1] == e[1]}),
         "earliest": deadlines.earliest(),
         "parked": set(rt.parked),
         "cancelled": set(rt.cancelled),

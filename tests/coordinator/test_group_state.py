@@ -19,6 +19,7 @@ from kcsim.coordinator.groups.state import (
     can_rebalance,
 )
 from kcsim.coordinator.shared.deadlines import Deadlines
+from kcsim.coordinator.shared.journal import Journal
 
 
 def test_wire_names_are_kafkas():
@@ -102,3 +103,24 @@ def test_the_earliest_deadline_is_always_the_smallest_one_pending(ops):
             else:
                 assert not pending or min(pending.values()) > at
         assert d.earliest() == (min(pending.values()) if pending else None)
+
+
+@given(st.lists(st.tuples(st.sampled_from("abcde"), st.integers(0, 20))),
+       st.lists(st.tuples(st.booleans(), st.sampled_from("abcdef"), st.integers(0, 20))))
+def test_a_rolled_back_call_leaves_the_deadlines_as_they_were(before, during):
+    journal = Journal()
+    d, twin = Deadlines(journal), Deadlines()
+    for key, at in before:
+        d.schedule(key, at)
+        twin.schedule(key, at)
+    journal.begin()
+    for schedule, key, at in during:
+        if schedule:
+            d.schedule(key, at)
+        else:
+            d.cancel(key)
+    journal.rollback()
+    assert d.earliest() == twin.earliest()
+    drained = [d.pop_due(100) for _ in range(len(twin))]
+    assert drained == [twin.pop_due(100) for _ in range(len(twin))]
+    assert len(d) == 0

@@ -1,0 +1,36 @@
+"""Produce walks every record of an uncompressed batch: the count in the header must
+match the records, whatever width their length varints take."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kcsim.protocol.errors import ErrorCode
+from kcsim.protocol.record_batch import BatchRejected, produced_batch
+
+from ..server.fuzz.batches import batch
+
+# Record lengths of one, two and three varint bytes (the boundaries are 64 and 8,192).
+SIZES = st.one_of(st.integers(0, 70), st.integers(8_150, 8_250), st.integers(20_000, 20_100))
+PRODUCE_V = 9
+
+
+@given(st.lists(SIZES, min_size=1, max_size=6))
+def test_a_batch_whose_count_matches_its_records_is_accepted(sizes: list[int]) -> None:
+    raw = batch([b"v" * n for n in sizes])
+    info, spans = produced_batch(raw, PRODUCE_V)
+    assert (info.record_count, spans) == (len(sizes), len(raw))
+
+
+@given(st.lists(SIZES, min_size=1, max_size=6), st.sampled_from([-1, 1]))
+def test_a_count_off_by_one_is_invalid_record(sizes: list[int], off: int) -> None:
+    n = len(sizes) + off
+    if n == 0:
+        return
+    raw = batch([b"v" * n for n in sizes], count=n, last_offset_delta=n - 1)
+    with pytest.raises(BatchRejected) as rejected:
+        produced_batch(raw, PRODUCE_V)
+    assert rejected.value.code == ErrorCode.INVALID_RECORD
+    assert ("premature EOF" if off > 0 else "records still remaining") in str(rejected.value)
