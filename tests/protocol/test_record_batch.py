@@ -34,3 +34,12 @@ def test_a_count_off_by_one_is_invalid_record(sizes: list[int], off: int) -> Non
         produced_batch(raw, PRODUCE_V)
     assert rejected.value.code == ErrorCode.INVALID_RECORD
     assert ("premature EOF" if off > 0 else "records still remaining") in str(rejected.value)
+
+
+@pytest.mark.parametrize("length", [b"\x01", b"\x81\x01", b"\x81\x80\x01"])  # -1, -65, -8193
+def test_a_negative_record_length_is_invalid_record(length: bytes) -> None:
+    raw = batch([b"v"], records=length + bytes(80))
+    with pytest.raises(BatchRejected) as rejected:
+        produced_batch(raw, PRODUCE_V)
+    assert rejected.value.code == ErrorCode.INVALID_RECORD
+    assert "premature EOF" in str(rejected.value)
