@@ -32,8 +32,22 @@ def uvarint_bytes(value: int) -> bytes:
 
 
 def read_uvarint(buf: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
-    result = 0
-    shift = 0
+    """Unsigned varint. Up to three bytes (values below 2 MiB: the lengths of record
+    batches and of most arrays) are read without the loop."""
+    b = buf[pos]
+    if b < 0x80:
+        return b, pos + 1
+    result = b & 0x7F
+    b = buf[pos + 1]
+    if b < 0x80:
+        return result | b << 7, pos + 2
+    result |= (b & 0x7F) << 7
+    b = buf[pos + 2]
+    if b < 0x80:
+        return result | b << 14, pos + 3
+    result |= (b & 0x7F) << 14
+    pos += 3
+    shift = 21
     while True:
         b = buf[pos]
         pos += 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import struct
 from array import array
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, NoReturn
 
 from crc32c import crc32c
 
@@ -227,33 +227,26 @@ def produced_batch(records: bytes | None, version: int) -> tuple[BatchInfo, int]
     if not records:
         raise _invalid(f"Produce requests with version {version} must have at least one"
                        " record batch per partition")
-    first = _next_batch_size(records, 0)
-    if first is None:
+    if len(records) < HEADER_SIZE:  # no whole batch fits: only error answers remain
+        _refuse_short(records, version)
+    # The header at once; each check below reads the field Kafka checks at that step.
+    (base, length, _epoch, magic, crc, attrs, last_delta, base_ts, max_ts,
+     pid, _pepoch, seq, count) = _HEADER.unpack_from(records, 0)
+    if length < _MIN_RECORD_OVERHEAD:
+        raise _corrupt(f"Record size {length} is less than the minimum record overhead"
+                       f" ({_MIN_RECORD_OVERHEAD})")
+    if magic > 2 or magic < 0:  # -128..-1: the negative magics Kafka also refuses
+        raise _corrupt(f"Invalid magic found in record: {magic & 0xFF}")
+    first = length + _LOG_OVERHEAD
+    if first > len(records):
         raise _invalid(f"Produce requests with version {version} must have at least one"
                        " record batch per partition")
-    magic = records[_MAGIC_AT]
-    if magic != 2:
-        raise _invalid(f"Produce requests with version {version} are only allowed to contain"
-                       " record batches with magic version 2")
-    (attrs,) = _I16.unpack_from(records, _ATTRIBUTES_AT)  # a whole batch is >= 26 bytes
-    codec = attrs & 0x07
-    if codec == _ZSTD and version < 7:
-        raise BatchRejected(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
-                            f"Produce requests with version {version} are not allowed to use"
-                            " ZStandard compression")
-    if codec > _ZSTD:
-        raise _invalid(f"Unknown compression type id {codec}")
-    if _next_batch_size(records, first) is not None:
-        raise _invalid(f"Produce requests with version {version} are only allowed to contain"
-                       " exactly one record batch per partition")
-    (base,) = _I64.unpack_from(records, 0)
+    _check_request_rules(records, version, first, magic, attrs)
     if base != 0:
         raise _invalid(f"The baseOffset of the record batch should be 0, but it is {base}")
     if first < HEADER_SIZE:
         raise _corrupt(f"Record batch is corrupt (the size {first} is smaller than the minimum"
                        f" allowed overhead {HEADER_SIZE})")
-    (_base, _length, _epoch, _magic, crc, _attrs, last_delta, base_ts, max_ts,
-     pid, _pepoch, seq, count) = _HEADER.unpack_from(records, 0)
     if crc32c(memoryview(records)[_CRC_START:first]) != crc:
         raise _corrupt(f"Record is corrupt (stored crc = {crc})")
     if count <= 0:
@@ -268,6 +261,39 @@ def produced_batch(records: bytes | None, version: int) -> tuple[BatchInfo, int]
     if attrs & 0x07 == 0:
         _check_records(records, first, count)
     return BatchInfo(0, first, last_delta, base_ts, max_ts, count, attrs), first
+
+
+def _check_request_rules(records: bytes, version: int, first: int, magic: int,
+                         attrs: int) -> None:
+    """Magic 2, a known compression (zstd from v7 on) and exactly one batch."""
+    if magic != 2:
+        raise _invalid(f"Produce requests with version {version} are only allowed to contain"
+                       " record batches with magic version 2")
+    codec = attrs & 0x07
+    if codec == _ZSTD and version < 7:
+        raise BatchRejected(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+                            f"Produce requests with version {version} are not allowed to use"
+                            " ZStandard compression")
+    if codec > _ZSTD:
+        raise _invalid(f"Unknown compression type id {codec}")
+    if len(records) - first >= _LOG_OVERHEAD and _next_batch_size(records, first) is not None:
+        raise _invalid(f"Produce requests with version {version} are only allowed to contain"
+                       " exactly one record batch per partition")
+
+
+def _refuse_short(records: bytes, version: int) -> NoReturn:
+    """The error for records shorter than a batch header, in Kafka's order."""
+    first = _next_batch_size(records, 0)
+    if first is None:
+        raise _invalid(f"Produce requests with version {version} must have at least one"
+                       " record batch per partition")
+    (attrs,) = _I16.unpack_from(records, _ATTRIBUTES_AT)  # a whole batch is >= 26 bytes
+    _check_request_rules(records, version, first, records[_MAGIC_AT], attrs)
+    (base,) = _I64.unpack_from(records, 0)
+    if base != 0:
+        raise _invalid(f"The baseOffset of the record batch should be 0, but it is {base}")
+    raise _corrupt(f"Record batch is corrupt (the size {first} is smaller than the minimum"
+                   f" allowed overhead {HEADER_SIZE})")
 
 
 def _next_batch_size(records: bytes, pos: int) -> int | None:
@@ -396,6 +422,12 @@ class BatchProducer(NamedTuple):
     base_sequence: int
     transactional: bool
     control: bool
+
+
+def has_producer_id(batch: bytes | memoryview) -> bool:
+    """Whether the batch names a producer (idempotent or transactional): the sign bit of
+    its producerId, read without unpacking the header."""
+    return batch[_PRODUCER_AT] < 0x80
 
 
 def batch_producer(batch: bytes | memoryview) -> BatchProducer:

@@ -18,6 +18,7 @@ from kcsim.protocol.record_batch import (
     BatchInfo,
     batch_producer,
     control_batch,
+    has_producer_id,
     iter_batches,
     record_timestamps,
     with_base_offset,
@@ -175,9 +176,9 @@ class Partition:
         A retried batch (same producer, epoch and sequences as one of its last five) is
         not appended again: it is answered with the offset it got the first time and, as
         Kafka answers a duplicate, its timestamp as the log append time."""
-        producer = batch_producer(batch)
-        if producer.producer_id < 0:
+        if not has_producer_id(batch):
             return ErrorCode.NONE, self.append(batch, info), -1
+        producer = batch_producer(batch)
         count = info.last_offset_delta + 1
         error, duplicate = self.producers.check(producer, count)
         if error:

@@ -3,6 +3,8 @@ match the records, whatever width their length varints take."""
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -43,3 +45,28 @@ def test_a_negative_record_length_is_invalid_record(length: bytes) -> None:
         produced_batch(raw, PRODUCE_V)
     assert rejected.value.code == ErrorCode.INVALID_RECORD
     assert "premature EOF" in str(rejected.value)
+
+
+_TAIL = struct.pack(">qiib", 0, 0x7FFFFFFF, -1, 2) + bytes(40)  # a second batch cut short
+
+
+@pytest.mark.parametrize(("records", "code", "says"), [
+    # a batch of 32 bytes, shorter than a batch header, with or without bytes after it
+    (struct.pack(">qiib", 0, 20, -1, 2) + bytes(15), ErrorCode.CORRUPT_MESSAGE,
+     "the size 32 is smaller than the minimum"),
+    (struct.pack(">qiib", 0, 20, -1, 2) + bytes(15) + _TAIL, ErrorCode.CORRUPT_MESSAGE,
+     "the size 32 is smaller than the minimum"),
+    (struct.pack(">qiib", 3, 20, -1, 2) + bytes(15) + _TAIL, ErrorCode.INVALID_RECORD,
+     "baseOffset of the record batch should be 0, but it is 3"),
+    (struct.pack(">qiib", 0, 20, -1, 1) + bytes(15) + _TAIL, ErrorCode.INVALID_RECORD,
+     "magic version 2"),
+    (struct.pack(">qiib", 0, 13, -1, 2) + bytes(60), ErrorCode.CORRUPT_MESSAGE,
+     "Record size 13 is less than the minimum record overhead"),
+    (struct.pack(">qiib", 0, 100, -1, 2) + bytes(60), ErrorCode.INVALID_RECORD,
+     "must have at least one record batch"),
+])
+def test_a_batch_header_is_checked_in_kafkas_order(records: bytes, code: int, says: str) -> None:
+    with pytest.raises(BatchRejected) as rejected:
+        produced_batch(records, PRODUCE_V)
+    assert rejected.value.code == code
+    assert says in str(rejected.value)
