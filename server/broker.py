@@ -152,7 +152,10 @@ class Broker:
         self.clock = clock if clock is not None else Clock()
         self.routes = self._wire_routes(load_handlers())
         self._plans: dict[int, _Plan] = {}
-        self.request_counts: dict[int, int] = {}
+        # Requests that reached a handler (or the request log) so far: after a batch that
+        # moved it the shell re-arms its timer and tells watchers; answers from the cache
+        # change nothing.
+        self.handled = 0
         self.data_arrived = trio.lowlevel.ParkingLot()
         self.offsets_topic: OffsetsTopic | None = None  # __consumer_offsets, set by app.build
         self.offsets_activation: Activation | None = None  # its first read fills it
@@ -231,9 +234,9 @@ class Broker:
             key = bytes(frame[8:])
             rest = cache.get(key)
             if rest is not None:
-                self.request_counts[api_key] = self.request_counts.get(api_key, 0) + 1
                 answer = _SIZE_CORR.pack(len(rest) + 4, correlation_id) + rest
                 if self.keeps_log:
+                    self.handled += 1
                     self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms,
                                bytes(frame), answer, 0))
                 return (answer, None, None, None, None, False)
@@ -244,7 +247,7 @@ class Broker:
             raise ProtocolViolation(f"malformed {plan.name} v{version} request: {exc}") from None
         if end > len(frame):
             raise ProtocolViolation(f"{plan.name} v{version} request is truncated")
-        self.request_counts[api_key] = self.request_counts.get(api_key, 0) + 1
+        self.handled += 1
         ctx = RequestContext(plan.route.api_key, version, correlation_id, client_id or "",
                              peer.host, peer.listener)
         self.now_ms = now_ms

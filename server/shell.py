@@ -4,8 +4,9 @@ The shell owns everything that is not pure: the sockets, the clock (`clock`,
 which tests may advance, freeze and resume), the timer that ticks the group
 coordinator, and durability. The broker turns each request frame into a
 `Reply`; the shell makes a reply's records durable (one group commit for every
-answer it has in hand), then sends. After every batch it handled and every
-tick it tells waiting tests that the state may have changed.
+answer it has in hand), then sends. After every batch that reached a handler
+(answers from the response cache change nothing) and every tick it tells
+waiting tests that the state may have changed.
 
 Like a Kafka broker, a connection's requests are served in order: every
 complete frame already received is processed, their responses are sent
@@ -358,7 +359,8 @@ class Server:
             released: Released = []
             violation: ProtocolViolation | None = None
             close = False  # a fault rule closes the connection after what is in `out`
-            served = False  # a request was served since timers and watchers last heard
+            handled = broker.handled  # requests the broker handled before this batch
+            served = False  # a held request was served since timers and watchers last heard
             while end - pos >= 4:
                 if unsent > UNSENT_BOUND:  # send before answering more: a peer not reading stalls here
                     self._rearm()
@@ -379,7 +381,6 @@ class Server:
                 except ProtocolViolation as exc:
                     violation = exc
                     break
-                served = True
                 answer, kept, handed, waits, _, closes = reply
                 if waits is kept is handed is None and not closes:  # only an answer: the usual
                     if answer is not None:
@@ -408,6 +409,7 @@ class Server:
                         unsent = 0
                     changed()  # the request changed the state before it parked
                     served = False
+                    handled = broker.handled
                     conn.waiting = True
                     try:
                         later = await waits
@@ -431,7 +433,10 @@ class Server:
                 if closes:
                     close = True
                     break
-            if served:  # else the batch only waited for an answer: nothing to re-arm
+            # Else the batch was answered from the cache, or only waited for an answer:
+            # nothing changed, nothing to re-arm.
+            served = served or broker.handled != handled
+            if served:
                 self._rearm()
             pending = bytearray(view[pos:]) if pos < end else b""
             if records and not self._durable_now(records):
