@@ -21,8 +21,14 @@ UVARINT_TABLE: tuple[bytes, ...] = tuple(bytes([i]) for i in range(128))
 
 
 def uvarint_bytes(value: int) -> bytes:
-    if value < 0:
-        raise ValueError("unsigned varint cannot be negative")
+    """Unsigned varint. Two bytes (values below 16 KiB: the lengths of most member
+    metadata and assignments) are built without the loop."""
+    if value < 0x4000:
+        if value < 0:
+            raise ValueError("unsigned varint cannot be negative")
+        if value < 0x80:
+            return UVARINT_TABLE[value]
+        return bytes(((value & 0x7F) | 0x80, value >> 7))
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
