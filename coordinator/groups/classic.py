@@ -547,7 +547,11 @@ class ClassicGroup:
         name repeated would otherwise count past the group's size and match no member."""
         support = self.protocol_support
         for name in member.protocol_names:
-            support[name] = support.get(name, 0) + delta
+            count = support.get(name, 0) + delta
+            if count:
+                support[name] = count
+            else:  # no member supports it: gone, as `restore` rebuilds the counts
+                del support[name]
         # No undo step: every caller changed the group first (`_changing`), and putting
         # its before-image back counts the members' protocols again (`restore`).
 
