@@ -178,12 +178,14 @@ class OffsetHandlers:
         expire = now + retention if retention != -1 else -1
         explicit_timestamps = version == 1
         with_epoch = version >= 6
-        queue = self.rt.records.append
         committed = _COMMITTED
         answered = []
         for key, name, partitions in valid:
             parts: list[Any] = []
             append = parts.append
+            run: list[Record] = []
+            queue = run.append
+            values: dict[int, OffsetCommitValue] = {}
             not_paused = None if refused is None else refused.get(name, frozenset())
             for p in partitions:
                 index = p.partition_index
@@ -208,8 +210,11 @@ class OffsetHandlers:
                     expire,
                 )
                 queue(Record(OffsetCommitKey(group_id, name, index), value))
+                values[index] = value
                 answer = committed.get(index)
                 append(answer if answer is not None else _committed(index))
+            if run:
+                self.rt.write_commits(run, values)
             answered.append((key, parts))
         return OffsetCommitResponse(topics=_merge(rejected, use_ids, answered))
 

@@ -57,6 +57,11 @@ class ClassicFold:
             # Offsets without a group: Kafka's "simple" group, Empty with no protocol type.
             rt.groups[group_id] = ClassicGroup(group_id, rt.now, journal=rt.journal, from_log=True)
         partitions = rt.offsets.partitions_of(group_id, topic)
+        run = rt.commit_runs.get(start)
+        if run is not None and run[0] is records[start] and run[1] <= end:
+            # The run as `write_commits` queued it: its values are the records' own.
+            partitions.update(run[2])
+            return run[1]
         for i in range(start, end):
             record = records[i]
             key = record.key

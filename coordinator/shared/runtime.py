@@ -81,6 +81,10 @@ class GroupRuntime:
         self.cancelled: set[object] = set()
         self.responses: list[tuple[object, Any]] = []
         self.records: list[Record] = []
+        # Runs of `records` written by `write_commits`, by where each starts: (its first
+        # record, where it ends, its values by partition). The fold of a run it finds here
+        # takes the values at once instead of checking the records one by one.
+        self.commit_runs: dict[int, tuple[Record, int, dict[int, Any]]] = {}
 
     # -- the call in progress ---------------------------------------------
 
@@ -89,6 +93,8 @@ class GroupRuntime:
         self.responses = []
         self.records = []
         self.failures = []
+        if self.commit_runs:
+            self.commit_runs.clear()
         return outcome
 
     def respond(self, token: object, response: Any) -> None:
@@ -131,6 +137,13 @@ class GroupRuntime:
     def write(self, record: Record) -> None:
         """Queue a record: it changes the state once the handler has returned it."""
         self.records.append(record)
+
+    def write_commits(self, records: list[Record], values: dict[int, Any]) -> None:
+        """Queue the offsets committed to one topic of one group (`values`: each record's
+        value by partition, in the records' order), as one run the fold takes whole."""
+        start = len(self.records)
+        self.records += records
+        self.commit_runs[start] = (records[0], len(self.records), values)
 
     def add_group(self, group: ClassicGroup) -> None:
         """A request creates a classic group (before any record of it is written)."""
