@@ -185,7 +185,6 @@ class OffsetHandlers:
             append = parts.append
             run: list[Record] = []
             queue = run.append
-            values: dict[int, OffsetCommitValue] = {}
             not_paused = None if refused is None else refused.get(name, frozenset())
             for p in partitions:
                 index = p.partition_index
@@ -210,11 +209,10 @@ class OffsetHandlers:
                     expire,
                 )
                 queue(Record(OffsetCommitKey(group_id, name, index), value))
-                values[index] = value
                 answer = committed.get(index)
                 append(answer if answer is not None else _committed(index))
             if run:
-                self.rt.write_commits(run, values)
+                self.rt.write_commits(run)
             answered.append((key, parts))
         return OffsetCommitResponse(topics=_merge(rejected, use_ids, answered))
 

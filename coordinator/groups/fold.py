@@ -59,9 +59,11 @@ class ClassicFold:
         partitions = rt.offsets.partitions_of(group_id, topic)
         run = rt.commit_runs.get(start)
         if run is not None and run[0] is records[start] and run[1] <= end:
-            # The run as `write_commits` queued it: its values are the records' own.
-            partitions.update(run[2])
-            return run[1]
+            # The run as `write_commits` queued it: one group and topic, every value set.
+            end = run[1]
+            for record in records[start:end]:
+                partitions[record.key.partition] = record.value  # type: ignore[assignment]  # set, as above
+            return end
         for i in range(start, end):
             record = records[i]
             key = record.key

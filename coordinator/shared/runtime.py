@@ -82,9 +82,9 @@ class GroupRuntime:
         self.responses: list[tuple[object, Any]] = []
         self.records: list[Record] = []
         # Runs of `records` written by `write_commits`, by where each starts: (its first
-        # record, where it ends, its values by partition). The fold of a run it finds here
-        # takes the values at once instead of checking the records one by one.
-        self.commit_runs: dict[int, tuple[Record, int, dict[int, Any]]] = {}
+        # record, where it ends). The fold of a run it finds here takes its records as
+        # they are instead of checking each one's group and topic.
+        self.commit_runs: dict[int, tuple[Record, int]] = {}
 
     # -- the call in progress ---------------------------------------------
 
@@ -138,12 +138,11 @@ class GroupRuntime:
         """Queue a record: it changes the state once the handler has returned it."""
         self.records.append(record)
 
-    def write_commits(self, records: list[Record], values: dict[int, Any]) -> None:
-        """Queue the offsets committed to one topic of one group (`values`: each record's
-        value by partition, in the records' order), as one run the fold takes whole."""
+    def write_commits(self, records: list[Record]) -> None:
+        """Queue offsets committed to one topic of one group, as one run the fold takes whole."""
         start = len(self.records)
         self.records += records
-        self.commit_runs[start] = (records[0], len(self.records), values)
+        self.commit_runs[start] = (records[0], len(self.records))
 
     def add_group(self, group: ClassicGroup) -> None:
         """A request creates a classic group (before any record of it is written)."""
