@@ -433,8 +433,8 @@ class Server:
                 if closes:
                     close = True
                     break
-            # Else the batch was answered from the cache, or only waited for an answer:
-            # nothing changed, nothing to re-arm.
+            # A batch answered from the cache alone, or that only waited for an answer,
+            # changed nothing: no timer to re-arm, no watcher to tell.
             served = served or broker.handled != handled
             if served:
                 self._rearm()
