@@ -127,7 +127,7 @@ def produce(broker: Any, ctx: Any, request: Any) -> Any:
                                 log_append_time_ms=append_time,
                                 log_start_offset=partition.log_start_offset, error_message=msg))
         responses.append(_PTopic(name=t.name, topic_id=t.topic_id, partition_responses=parts))
-    if appended:
+    if appended and broker.data_arrived:  # wake the long polls parked, if any
         broker.data_arrived.unpark_all()
     if request.acks == 0:
         return None  # Kafka sends no response at all for acks=0
