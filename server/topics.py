@@ -8,6 +8,7 @@ offset and the high watermark (single replica: the log end offset).
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 import uuid
 from dataclasses import dataclass, field
@@ -112,9 +113,14 @@ class Partition:
         self.max_timestamps: list[int] = []
         self.max_timestamp = -1
         self.max_timestamp_offset = -1
-        self.producers = ProducerState()
         if self.store.log_end_offset > self.store.log_start_offset:
             self._rebuild_index()
+
+    @functools.cached_property
+    def producers(self) -> ProducerState:
+        """Made at first use: most partitions never see an idempotent producer, and a broker
+        starts with the 50 of __consumer_offsets."""
+        return ProducerState()
 
     @property
     def log_start_offset(self) -> int:
