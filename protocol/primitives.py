@@ -69,10 +69,6 @@ def zigzag_encode(value: int) -> int:
     return (value << 1) ^ (value >> 63)
 
 
-def zigzag_decode(value: int) -> int:
-    return (value >> 1) ^ -(value & 1)
-
-
 def varint_bytes(value: int) -> bytes:
     """Signed (zig-zag) varint/varlong, as record fields use."""
     return uvarint_bytes(zigzag_encode(value) & 0xFFFFFFFFFFFFFFFF)

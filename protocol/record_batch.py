@@ -225,8 +225,7 @@ def produced_batch(records: bytes | None, version: int) -> tuple[BatchInfo, int]
     sequence fields, records present: INVALID_RECORD).
     """
     if not records:
-        raise _invalid(f"Produce requests with version {version} must have at least one"
-                       " record batch per partition")
+        raise _no_batch(version)
     if len(records) < HEADER_SIZE:  # no whole batch fits: only error answers remain
         _refuse_short(records, version)
     # The header at once; each check below reads the field Kafka checks at that step.
@@ -239,14 +238,8 @@ def produced_batch(records: bytes | None, version: int) -> tuple[BatchInfo, int]
         raise _corrupt(f"Invalid magic found in record: {magic & 0xFF}")
     first = length + _LOG_OVERHEAD
     if first > len(records):
-        raise _invalid(f"Produce requests with version {version} must have at least one"
-                       " record batch per partition")
-    _check_request_rules(records, version, first, magic, attrs)
-    if base != 0:
-        raise _invalid(f"The baseOffset of the record batch should be 0, but it is {base}")
-    if first < HEADER_SIZE:
-        raise _corrupt(f"Record batch is corrupt (the size {first} is smaller than the minimum"
-                       f" allowed overhead {HEADER_SIZE})")
+        raise _no_batch(version)
+    _check_placement(records, version, first, magic, attrs, base)
     if crc32c(memoryview(records)[_CRC_START:first]) != crc:
         raise _corrupt(f"Record is corrupt (stored crc = {crc})")
     if count <= 0:
@@ -263,9 +256,15 @@ def produced_batch(records: bytes | None, version: int) -> tuple[BatchInfo, int]
     return BatchInfo(0, first, last_delta, base_ts, max_ts, count, attrs), first
 
 
-def _check_request_rules(records: bytes, version: int, first: int, magic: int,
-                         attrs: int) -> None:
-    """Magic 2, a known compression (zstd from v7 on) and exactly one batch."""
+def _no_batch(version: int) -> BatchRejected:
+    return _invalid(f"Produce requests with version {version} must have at least one"
+                    " record batch per partition")
+
+
+def _check_placement(records: bytes, version: int, first: int, magic: int, attrs: int,
+                     base: int) -> None:
+    """The request's rules (magic 2, a known compression, zstd from v7 on, exactly one
+    batch), then the batch's base offset 0 and a whole header."""
     if magic != 2:
         raise _invalid(f"Produce requests with version {version} are only allowed to contain"
                        " record batches with magic version 2")
@@ -279,21 +278,22 @@ def _check_request_rules(records: bytes, version: int, first: int, magic: int,
     if len(records) - first >= _LOG_OVERHEAD and _next_batch_size(records, first) is not None:
         raise _invalid(f"Produce requests with version {version} are only allowed to contain"
                        " exactly one record batch per partition")
+    if base != 0:
+        raise _invalid(f"The baseOffset of the record batch should be 0, but it is {base}")
+    if first < HEADER_SIZE:
+        raise _corrupt(f"Record batch is corrupt (the size {first} is smaller than the minimum"
+                       f" allowed overhead {HEADER_SIZE})")
 
 
 def _refuse_short(records: bytes, version: int) -> NoReturn:
     """The error for records shorter than a batch header, in Kafka's order."""
     first = _next_batch_size(records, 0)
     if first is None:
-        raise _invalid(f"Produce requests with version {version} must have at least one"
-                       " record batch per partition")
+        raise _no_batch(version)
     (attrs,) = _I16.unpack_from(records, _ATTRIBUTES_AT)  # a whole batch is >= 26 bytes
-    _check_request_rules(records, version, first, records[_MAGIC_AT], attrs)
     (base,) = _I64.unpack_from(records, 0)
-    if base != 0:
-        raise _invalid(f"The baseOffset of the record batch should be 0, but it is {base}")
-    raise _corrupt(f"Record batch is corrupt (the size {first} is smaller than the minimum"
-                   f" allowed overhead {HEADER_SIZE})")
+    _check_placement(records, version, first, records[_MAGIC_AT], attrs, base)
+    raise AssertionError(f"a batch of {first} bytes, shorter than a header, was let through")
 
 
 def _next_batch_size(records: bytes, pos: int) -> int | None:
