@@ -1,9 +1,10 @@
 """Change notices: how a wait learns that the broker's state may have changed.
 
 The broker notifies after every batch of requests that reached a handler (or
-the request log), every timer tick and every control action. Waiters re-check their condition then, never on a
-timer: inside the broker's trio run they wait on a trio Event, on other threads
-on a threading.Condition. With nobody waiting a notice costs two attribute tests.
+the request log), every timer tick and every control action. Waiters re-check
+their condition then, never on a timer: inside the broker's trio run they wait
+on a trio Event, on other threads on a threading.Condition. With nobody waiting
+a notice costs two attribute tests.
 """
 
 from __future__ import annotations
