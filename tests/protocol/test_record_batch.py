@@ -6,13 +6,14 @@ from __future__ import annotations
 import struct
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from kcsim.protocol.errors import ErrorCode
+from kcsim.protocol.primitives import DecodeError, read_varint
 from kcsim.protocol.record_batch import BatchRejected, produced_batch
 
-from ..server.fuzz.batches import batch
+from ..server.fuzz.batches import batch, record
 
 # Record lengths of one, two and three varint bytes (the boundaries are 64 and 8,192).
 SIZES = st.one_of(st.integers(0, 70), st.integers(8_150, 8_250), st.integers(20_000, 20_100))
@@ -44,6 +45,49 @@ def test_a_negative_record_length_is_invalid_record(length: bytes) -> None:
         produced_batch(raw, PRODUCE_V)
     assert rejected.value.code == ErrorCode.INVALID_RECORD
     assert "premature EOF" in str(rejected.value)
+
+
+def records_fit(body: bytes, count: int) -> bool:
+    """The plain reading of the rule: `count` varint-prefixed records fill `body`."""
+    pos = 0
+    try:
+        for _ in range(count):
+            length, pos = read_varint(body, pos)
+            if length < 0 or pos + length > len(body):
+                return False
+            pos += length
+    except (IndexError, DecodeError):
+        return False
+    return pos == len(body)
+
+
+@given(copies=st.integers(1, 20), size=SIZES, off=st.integers(-1, 1),
+       where=st.one_of(st.none(), st.tuples(st.integers(0, 19), st.integers(0, 1)),
+                       st.integers(0, 1 << 20)),
+       value=st.integers(0, 255))
+@example(copies=3, size=8_100, off=0, where=(1, 1), value=0x41)  # a second length byte
+@example(copies=3, size=20, off=0, where=(2, 0), value=0x20)  # a first length byte
+def test_records_of_one_size_are_checked_as_the_plain_walk_checks_them(
+        copies: int, size: int, off: int, where: tuple[int, int] | int | None,
+        value: int) -> None:
+    """Records that all start with the same length bytes are checked in one go; with a
+    byte changed (a record's first or second, or any), or a count one off, the answer
+    is still the walk's."""
+    one = record(0, b"v" * size)
+    body = bytearray(one * copies)
+    if isinstance(where, tuple):
+        body[where[0] % copies * len(one) + where[1]] = value
+    elif where is not None:
+        body[where % len(body)] = value
+    count = copies + off
+    assume(count > 0)
+    raw = batch([b""] * count, records=bytes(body))
+    if records_fit(bytes(body), count):
+        assert produced_batch(raw, PRODUCE_V)[1] == len(raw)
+    else:
+        with pytest.raises(BatchRejected) as rejected:
+            produced_batch(raw, PRODUCE_V)
+        assert rejected.value.code == ErrorCode.INVALID_RECORD
 
 
 _TAIL = struct.pack(">qiib", 0, 0x7FFFFFFF, -1, 2) + bytes(40)  # a second batch cut short
