@@ -21,10 +21,11 @@ be built. Either way one line is logged and every other connection is served.
 
 from __future__ import annotations
 
+import functools
 import logging
 import struct
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import trio
 
@@ -138,6 +139,34 @@ class _Plan:
         return codec(self.route.api_key, "response").decode(body, self.version)
 
 
+class _Wiring(NamedTuple):
+    """The APIs a broker serves, by the key clients send: extension APIs sit on
+    configurable keys."""
+
+    routes: dict[int, Route]
+    names: ApiNames
+    group_apis: tuple[int, ...]  # the group APIs fault rules name as one (not ListGroups)
+
+
+@functools.cache
+def _wiring(extension_keys: tuple[tuple[int, int], ...]) -> _Wiring:
+    """Made once per placement of the extension APIs (wire key, declared key): every
+    broker of a process so configured serves the same routes."""
+    from .config import DECLARED_EXTENSION_KEYS
+
+    declared = load_handlers()
+    routes = {k: r for k, r in declared.items() if k not in DECLARED_EXTENSION_KEYS}
+    for wire, key in extension_keys:
+        if key in declared:
+            if wire in routes:
+                raise ValueError(f"pause API key {wire} collides with a Kafka API key")
+            routes[wire] = declared[key]
+    names = ApiNames({wire: APIS[r.api_key].name for wire, r in routes.items()})
+    group_apis = tuple(wire for wire, r in sorted(routes.items())
+                       if r.fn is handle_group_request and APIS[r.api_key].name != "ListGroups")
+    return _Wiring(routes, names, group_apis)
+
+
 class Broker:
     """Shared state of one simulated broker and the request entry point."""
 
@@ -150,7 +179,10 @@ class Broker:
             TxnConfig(config.transaction_max_timeout_ms), self.topics)
         self._recovered = False  # transactions left ending by a restart are finished once
         self.clock = clock if clock is not None else Clock()
-        self.routes = self._wire_routes(load_handlers())
+        from .config import extension_keys
+
+        wiring = _wiring(tuple(extension_keys(config).items()))
+        self.routes = dict(wiring.routes)  # this broker's own: tests may swap a handler
         self._plans: dict[int, _Plan] = {}
         # Requests that reached a handler (or the request log) so far: after a batch that
         # moved it the shell re-arms its timer and tells watchers; answers from the cache
@@ -166,13 +198,11 @@ class Broker:
         self.failures = 0  # requests answered UNKNOWN_SERVER_ERROR or closed by a failure
         # What tests steer and watch (kcsim.testing): change notices, fault rules, request log.
         self.changes = Changes()
-        names = ApiNames({wire: APIS[r.api_key].name for wire, r in self.routes.items()})
-        group_apis = tuple(wire for wire, r in sorted(self.routes.items())
-                           if r.fn is handle_group_request and APIS[r.api_key].name != "ListGroups")
-        self.faults = Faults(names, self._served_versions, config.node_id, group_apis,
-                             10 if 10 in self.routes else None, self.changes.notify)
+        self.faults = Faults(wiring.names, self._served_versions, config.node_id,
+                             wiring.group_apis, 10 if 10 in self.routes else None,
+                             self.changes.notify)
         self.fault_index = self.faults.index  # API key -> rules; empty while none is installed
-        self.request_log = RequestLog(config.kept_requests, names, self.topics.topic_name)
+        self.request_log = RequestLog(config.kept_requests, wiring.names, self.topics.topic_name)
         # Without a log (size 0) nothing is copied or read for it on any request.
         self.keeps_log = config.kept_requests > 0
         self._log = self.request_log.append
@@ -181,18 +211,6 @@ class Broker:
     def _served_versions(self, wire_key: int) -> tuple[int, int]:
         route = self.routes[wire_key]
         return route.min_version, route.max_version
-
-    def _wire_routes(self, declared: dict[int, Route]) -> dict[int, Route]:
-        """Routes by the key clients send: extension APIs sit on configurable keys."""
-        from .config import DECLARED_EXTENSION_KEYS, extension_keys
-
-        routes = {k: r for k, r in declared.items() if k not in DECLARED_EXTENSION_KEYS}
-        for wire, key in extension_keys(self.config).items():
-            if key in declared:
-                if wire in routes:
-                    raise ValueError(f"pause API key {wire} collides with a Kafka API key")
-                routes[wire] = declared[key]
-        return routes
 
     # -- request entry point ------------------------------------------------
 

@@ -62,6 +62,8 @@ def topic_name_problem(name: str) -> str | None:
 class MemoryBatches:
     """Batches of one partition kept in memory (``--in-memory``); PartitionLog's interface."""
 
+    __slots__ = ("_bases", "_batches", "log_end_offset", "log_start_offset")
+
     def __init__(self) -> None:
         self._batches: list[bytes] = []
         self._bases: list[int] = []
@@ -113,7 +115,7 @@ class Partition:
         self.max_timestamps: list[int] = []
         self.max_timestamp = -1
         self.max_timestamp_offset = -1
-        if self.store.log_end_offset > self.store.log_start_offset:
+        if store is not None and store.log_end_offset > store.log_start_offset:
             self._rebuild_index()
 
     @functools.cached_property
@@ -250,18 +252,21 @@ class TopicRegistry:
     def __init__(self, open_store: Callable[[uuid.UUID, int], Any] | None = None) -> None:
         self.by_name: dict[str, Topic] = {}
         self.by_id: dict[uuid.UUID, Topic] = {}
-        self._open_store = open_store or (lambda topic_id, index: MemoryBatches())
+        self._open_store = open_store  # None: partitions kept in memory
         self.version = 0  # bumped on every change, so cached metadata knows it is stale
 
     def get(self, name: str) -> Topic | None:
         return self.by_name.get(name)
 
+    def _partition(self, topic_id: uuid.UUID, index: int) -> Partition:
+        open_store = self._open_store
+        return Partition(index) if open_store is None else Partition(index, open_store(topic_id, index))
+
     def create(self, name: str, partitions: int, configs: dict[str, str] | None = None,
                topic_id: uuid.UUID | None = None) -> Topic:
         self.version += 1
         topic_id = topic_id or uuid.uuid4()
-        topic = Topic(name, topic_id,
-                      [Partition(i, self._open_store(topic_id, i)) for i in range(partitions)],
+        topic = Topic(name, topic_id, [self._partition(topic_id, i) for i in range(partitions)],
                       dict(configs or {}))
         self.by_name[name] = topic
         self.by_id[topic.topic_id] = topic
@@ -301,7 +306,7 @@ class TopicRegistry:
         self.version += 1
         topic = self.by_name[name]
         for i in range(len(topic.partitions), count):
-            topic.partitions.append(Partition(i, self._open_store(topic.topic_id, i)))
+            topic.partitions.append(self._partition(topic.topic_id, i))
 
     # TopicLookup protocol used by the group coordinator
     def partition_count(self, name: str) -> int | None:
