@@ -162,6 +162,9 @@ class Server:
                     self.clock.start(self._clock_changed)
                     if self._writer is not None:
                         await nursery.start(self._writer.run)
+                    # The first tick, before the first request: groups read back from the
+                    # log start their timers, transactions a restart left ending finish.
+                    await self._tick()
                     nursery.start_soon(self._timer)
                     nursery.start_soon(self._reap_idle)
                     if self.broker.offsets_topic is not None:
@@ -218,12 +221,17 @@ class Server:
                 self._timer_scope = scope
                 await trio.sleep_forever()
             self._timer_scope = None
-            outcome = broker.tick(self.clock.now_ms())
-            if outcome.failures:
-                log_failures(outcome.failures)
-            await self._durable(outcome.records)
-            broker.release(outcome.responses)
-            broker.changes.notify()
+            await self._tick()
+
+    async def _tick(self) -> None:
+        """Fire what is due now; answers wait for the records it wrote to be durable."""
+        broker = self.broker
+        outcome = broker.tick(self.clock.now_ms())
+        if outcome.failures:
+            log_failures(outcome.failures)
+        await self._durable(outcome.records)
+        broker.release(outcome.responses)
+        broker.changes.notify()
 
     def _clock_changed(self) -> None:
         """A test advanced, froze or resumed the clock: fire every deadline now due (in
