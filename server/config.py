@@ -15,6 +15,7 @@ repeating them.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import os
 import tomllib
@@ -60,9 +61,11 @@ NonEmpty = Annotated[str, Meta(min_length=1)]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
 
 
-def _api_keys(text: str) -> list[int]:
-    """Three distinct wire API keys, comma-separated (ValueError otherwise)."""
-    keys = [int(k) for k in text.split(",")]
+@functools.cache
+def _api_keys(text: str) -> tuple[int, ...]:
+    """Three distinct wire API keys, comma-separated (ValueError otherwise); read once
+    per text, as every broker's start asks."""
+    keys = tuple(int(k) for k in text.split(","))
     if len(keys) != 3 or len(set(keys)) != 3 or any(not 0 <= k <= 32767 for k in keys):
         raise ValueError(text)
     return keys
@@ -455,7 +458,7 @@ def load(file: str | None = None, env: Mapping[str, str] | None = None, *,
             if name not in SETTINGS:
                 raise _unknown(key, f"{path}: ")
             put(name, value, f"{path}: {key} = {_toml_text(value)}", text=False)
-    for name, setting in SETTINGS.items():
+    for name, setting in SETTINGS.items() if env else ():  # embedded servers pass env={}
         raw = env.get(setting.env)
         if raw is not None:
             put(name, raw, f"{setting.env}={raw}", text=True)

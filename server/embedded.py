@@ -28,6 +28,7 @@ class EmbeddedServer(BlockingControls):
     """A kcsim broker on a background thread; `.port` and `.bootstrap` once started."""
 
     def __init__(self, config: config_mod.Config | None = None, **settings: Any) -> None:
+        self._loaded = config is None  # checked by load: a start need not check it again
         if config is None:
             if settings.get("listeners") is None:
                 settings.setdefault("port", 0)
@@ -76,7 +77,7 @@ class EmbeddedServer(BlockingControls):
         self._token = trio.lowlevel.current_trio_token()
         with trio.CancelScope() as scope:
             self._cancel = scope
-            self.server = build(self.config, self._clock)
+            self.server = build(self.config, self._clock, loaded=self._loaded)
             async with trio.open_nursery() as nursery:
                 self.port = await nursery.start(self.server.serve)
                 self._started.set()

@@ -42,13 +42,14 @@ class TrioKcsim(TrioControls):
 async def open_trio_kcsim(config: config_mod.Config | None = None,
                           **settings: Any) -> AsyncIterator[TrioKcsim]:
     """Serve a broker (in memory, on a free port unless settings say otherwise) in this run."""
+    loaded = config is None
     if config is None:
         if settings.get("listeners") is None:
             settings.setdefault("port", 0)
         settings.setdefault("in_memory", True)
         config = config_mod.load(env={}, **settings)
     config = config.in_process()
-    server = build(config)
+    server = build(config, loaded=loaded)
     async with trio.open_nursery() as nursery:
         await nursery.start(server.serve)
         try:

@@ -14,6 +14,8 @@ import pytest
 from kcsim.coordinator import GroupConfig
 from kcsim.server import cli, config
 from kcsim.server.app import build, group_config
+from kcsim.server.embedded import EmbeddedServer
+from kcsim.server.in_trio import open_trio_kcsim
 
 
 def test_precedence_file_env_flag(tmp_path):
@@ -157,6 +159,19 @@ def test_typed_overrides_are_checked_too():
 def test_a_config_built_in_code_is_checked_when_the_server_is_built():
     with pytest.raises(config.ConfigError, match="fsync_interval_ms=0: expected an integer >= 1"):
         build(config.Config(fsync_interval_ms=0, in_memory=True))
+
+
+def test_an_embedded_server_checks_a_config_built_in_code_at_each_start():
+    server = EmbeddedServer(config.Config(port=0, in_memory=True, fsync_interval_ms=0))
+    for _ in range(2):
+        with pytest.raises(config.ConfigError, match="fsync_interval_ms=0: expected an integer"):
+            server.start()
+
+
+async def test_a_trio_server_checks_a_config_built_in_code() -> None:
+    with pytest.raises(config.ConfigError, match="fsync_interval_ms=0: expected an integer"):
+        async with open_trio_kcsim(config.Config(port=0, in_memory=True, fsync_interval_ms=0)):
+            pass
 
 
 def test_extension_keys_map_wire_to_declared():
