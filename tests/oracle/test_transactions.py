@@ -84,6 +84,20 @@ def end(run: Run, txn_id: str, pid: int, epoch: int, commit: bool, version: int)
     return answer
 
 
+def ended(run: Run, txn_id: str) -> None:
+    """Wait until the coordinator has finished ending the transaction: Kafka writes
+    CompleteCommit/CompleteAbort after the markers, and answers an AddPartitionsToTxn
+    sent before that CONCURRENT_TRANSACTIONS."""
+    request = request_class(DESCRIBE_TXNS)(transactional_ids=[txn_id])
+
+    def done() -> bool:
+        answer = run.call(DESCRIBE_TXNS, 0, request, compare=False)
+        return answer.transaction_states[0].transaction_state in ("CompleteCommit",
+                                                                  "CompleteAbort")
+
+    run.until(f"the end of {txn_id}'s transaction", done)
+
+
 def produce(run: Run, topic: str, txn_id: str, pid: int, epoch: int, seq: int) -> Any:
     from tests.server.fuzz.batches import batch
 
@@ -312,6 +326,7 @@ def read_committed_cases(run: Run, version: int) -> None:
             written = 2 * (seq + 1)  # each transaction: its record and its marker
             run.until("the markers", lambda n=written: latest(run, topic, 1, False)
                       == latest(run, topic, 0, False) == n)
+            ended(run, txn_id)
     run.until("the open record", lambda: latest(run, topic, 0, False) == 5)
     fetch_committed(run, topic, 1, version)
     fetch_committed(run, topic, 0, version)

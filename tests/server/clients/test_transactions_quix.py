@@ -72,10 +72,11 @@ def quix_python() -> str:
 
 
 def start(python: str, bootstrap: str, group: str, source: str, sink: str, state: Path,
-          log: Path) -> subprocess.Popen[bytes]:
+          log: Path, hold_after: int | None = None) -> subprocess.Popen[bytes]:
+    hold = [] if hold_after is None else [str(hold_after)]
     with open(log, "ab") as out:
         return subprocess.Popen([python, str(APP), bootstrap, group, source, sink,
-                                 str(state)], stdout=out, stderr=subprocess.STDOUT)
+                                 str(state), *hold], stdout=out, stderr=subprocess.STDOUT)
 
 
 def test_a_killed_stateful_count_restarts_and_counts_each_message_once(
@@ -90,7 +91,9 @@ def test_a_killed_stateful_count_restarts_and_counts_each_message_once(
         producer.produce(source, key=f"k{i % KEYS}".encode(), value=b"x")
     assert producer.flush(10) == 0
     log = tmp_path / "app.log"
-    app = start(quix_python, bootstrap, group, source, sink, tmp_path / "state", log)
+    # The first run stops mid-transaction after half the messages, until it is killed.
+    app = start(quix_python, bootstrap, group, source, sink, tmp_path / "state", log,
+                hold_after=MESSAGES // 2)
     try:
         deadline = time.monotonic() + 60
         while len(read_values(bootstrap, sink)) < MESSAGES // 5:
