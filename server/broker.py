@@ -184,9 +184,9 @@ class Broker:
         wiring = _wiring(tuple(extension_keys(config).items()))
         self.routes = dict(wiring.routes)  # this broker's own: tests may swap a handler
         self._plans: dict[int, _Plan] = {}
-        # Requests that reached a handler (or the request log) so far: after a batch that
-        # moved it the shell re-arms its timer and tells watchers; answers from the cache
-        # change nothing.
+        # Requests that reached a handler, a fault rule's action or the request log so far:
+        # after a batch (or a held request) that moved it the shell re-arms its timer and
+        # tells watchers; answers from the cache change nothing.
         self.handled = 0
         self.data_arrived = trio.lowlevel.ParkingLot()
         self.offsets_topic: OffsetsTopic | None = None  # __consumer_offsets, set by app.build
@@ -411,6 +411,7 @@ class Broker:
              connection: int, received_ms: int) -> Reply:
         """What the rule does once any wait is over: an error answer, a closed connection,
         or the request served as usual (closing the connection after, if the rule says so)."""
+        self.handled += 1  # acted on (again, after a wait): the shell re-arms and notifies
         if fault.close == "before":
             if self.keeps_log:
                 self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,

@@ -367,8 +367,7 @@ class Server:
             released: Released = []
             violation: ProtocolViolation | None = None
             close = False  # a fault rule closes the connection after what is in `out`
-            handled = broker.handled  # requests the broker handled before this batch
-            served = False  # a held request was served since timers and watchers last heard
+            handled = broker.handled  # requests the broker handled before this batch (or park)
             while end - pos >= 4:
                 if unsent > UNSENT_BOUND:  # send before answering more: a peer not reading stalls here
                     self._rearm()
@@ -416,7 +415,6 @@ class Server:
                         out, records, released = [], [], []
                         unsent = 0
                     changed()  # the request changed the state before it parked
-                    served = False
                     handled = broker.handled
                     conn.waiting = True
                     try:
@@ -428,7 +426,6 @@ class Server:
                         conn.waiting = False
                     now = self.clock.now_ms()
                     if isinstance(later, tuple):  # a held request's Reply, served now
-                        served = True
                         reply = later
                         answer, kept, handed, waits, _, closes = reply
                         continue
@@ -443,7 +440,7 @@ class Server:
                     break
             # A batch answered from the cache alone, or that only waited for an answer,
             # changed nothing: no timer to re-arm, no watcher to tell.
-            served = served or broker.handled != handled
+            served = broker.handled != handled
             if served:
                 self._rearm()
             pending = bytearray(view[pos:]) if pos < end else b""
