@@ -333,7 +333,7 @@ _U16LE = struct.Struct("<H").unpack_from
 
 
 def _check_records(batch: bytes, end: int, count: int) -> None:
-    """An uncompressed batch holds exactly `count` records, each within the batch.
+    """An uncompressed batch holds exactly `count` (> 0) records, each within the batch.
 
     Produce checks every record, so a record's length is not decoded: its first two
     bytes index `_STEPS`, which says how far the record reaches. Records that all
@@ -344,7 +344,7 @@ def _check_records(batch: bytes, end: int, count: int) -> None:
     steps = _STEPS
     u16 = _U16LE
     try:
-        step = steps[u16(batch, pos)[0]] if count > 0 else 0
+        step = steps[u16(batch, pos)[0]]
     except struct.error:  # fewer than two bytes left
         step = 0
     if step and step * count == end - pos and _same_length_bytes(batch, pos, end, step, count):

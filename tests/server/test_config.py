@@ -302,6 +302,6 @@ def test_serve_refuses_a_bad_flag_value(args, message):
 
 @pytest.mark.parametrize("name", sorted(config.SETTINGS))
 def test_every_default_is_a_value_its_setting_accepts(name: str) -> None:
-    """`validate` passes over defaults, so each must pass the check a given value does."""
+    """A setting left at its default passes the check a given value does."""
     setting = config.SETTINGS[name]
     config._convert(setting, setting.default, name, text=False)
