@@ -1,4 +1,5 @@
-"""What kcsim installs as: the folders mapped to kcsim's subpackages."""
+"""What kcsim installs as: the folders mapped to kcsim's subpackages, and a wheel that
+works without the test tools."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import stat
 import subprocess
 import sys
 import tomllib
+import venv
 import zipfile
 from pathlib import Path
 
@@ -68,6 +70,15 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
+@pytest.fixture(scope="module")
+def bare_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtualenv with the wheel and its runtime dependencies: no pytest."""
+    home = tmp_path_factory.mktemp("venv")
+    venv.create(home, with_pip=True)
+    _run(home / "bin" / "python", "-m", "pip", "install", "--quiet", wheel, cwd=home)
+    return home
+
+
 @pytest.mark.slow
 def test_the_wheel_holds_the_folders_as_kcsim_subpackages(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
@@ -79,3 +90,31 @@ def test_the_wheel_holds_the_folders_as_kcsim_subpackages(wheel: Path) -> None:
             "kcsim/py.typed"} <= names
     assert not [n for n in names if not n.startswith(("kcsim/", "kcsim-"))]
     assert not [e.filename for e in entries if stat.S_ISLNK(e.external_attr >> 16)]
+
+
+@pytest.mark.slow
+def test_the_public_face_works_where_pytest_is_not_installed(bare_venv: Path) -> None:
+    python = bare_venv / "bin" / "python"
+    code = ("import importlib.util, kcsim.testing, kcsim, kcsim.server.cli;"
+            "assert importlib.util.find_spec('pytest') is None, 'pytest is installed';"
+            "server = kcsim.EmbeddedServer().start(); print(server.bootstrap); server.stop()")
+    out = _run(python, "-c", code, cwd=bare_venv).stdout
+    assert out.startswith("127.0.0.1:")
+    fixture = _run(python, "-c", "import kcsim.testing; kcsim.testing.kcsim", cwd=bare_venv,
+                   check=False)
+    assert fixture.returncode != 0
+    assert "kcsim.testing.kcsim is a pytest fixture: it needs pytest" in fixture.stderr
+
+
+@pytest.mark.slow
+def test_the_optional_extras_name_what_to_install(bare_venv: Path) -> None:
+    python, kcsim = bare_venv / "bin" / "python", bare_venv / "bin" / "kcsim"
+    containers = _run(python, "-c", "import kcsim.testcontainers", cwd=bare_venv, check=False)
+    assert containers.returncode != 0
+    assert "pip install 'kcsim[testcontainers]'" in containers.stderr
+    assert "pipeline" in _run(kcsim, "--help", cwd=bare_venv).stdout
+    pipeline = _run(kcsim, "pipeline", "report", "--data-dir", bare_venv, "--out",
+                    bare_venv / "report", cwd=bare_venv, check=False)
+    assert pipeline.returncode == 2
+    assert "pip install 'kcsim[spark]'" in pipeline.stderr
+    assert "Traceback" not in pipeline.stderr
