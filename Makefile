@@ -46,7 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench
 
 soak: $(STAMP)
-	KCSIM_SOAK=1 $(BIN)/python -m pytest -q tests/durability $(PYTEST_ARGS)
+	KCSIM_SOAK=1 $(BIN)/python -m pytest -q tests/server/durability $(PYTEST_ARGS)
 
 # A long mutation fuzz of a `kcsim serve` subprocess: KCSIM_FUZZ_FRAMES frames (default a
 # million) from a fresh seed unless KCSIM_FUZZ_SEED is given; prints the seed, frames/s,
