@@ -6,14 +6,24 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
-SOURCES := kcsim protocol coordinator storage server admin tools pipeline
+SOURCES := face protocol coordinator storage server admin tools pipeline
 
 .PHONY: install run test test-containers image bench soak fuzz lint clean
 
-$(STAMP): pyproject.toml
+# The folders install as kcsim's subpackages (pyproject.toml maps them). The editable
+# install is strict: build/ holds a kcsim/ of links to each file, on a plain .pth path,
+# which mypy and import-linter read as they read any installed package (the default
+# mode's import hook they cannot follow). A file added, moved or removed needs a
+# re-install, so the stamp depends on the list of the package's files, written again
+# only when it changes.
+FILES  := $(VENV)/.package-files
+_ := $(shell mkdir -p $(VENV) && find $(SOURCES) -name '*.py' -o -name py.typed | sort > $(FILES).new \
+	&& { cmp -s $(FILES).new $(FILES) || mv $(FILES).new $(FILES); }; rm -f $(FILES).new)
+
+$(STAMP): pyproject.toml $(FILES)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,dev,spark]'
+	$(BIN)/python -m pip install --quiet -e '.[test,dev,spark]' --config-settings editable_mode=strict
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -36,7 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench
 
 soak: $(STAMP)
-	KCSIM_SOAK=1 $(BIN)/python -m pytest -q tests/durability $(PYTEST_ARGS)
+	KCSIM_SOAK=1 $(BIN)/python -m pytest -q tests/server/durability $(PYTEST_ARGS)
 
 # A long mutation fuzz of a `kcsim serve` subprocess: KCSIM_FUZZ_FRAMES frames (default a
 # million) from a fresh seed unless KCSIM_FUZZ_SEED is given; prints the seed, frames/s,

@@ -152,4 +152,4 @@ def for_one_group(call: Call, group: str, attempt: Callable[[Node], Step[T]]) ->
     outcome = outcomes[group]
     if isinstance(outcome, AdminError):
         raise outcome
-    return outcome  # type: ignore[no-any-return]
+    return outcome

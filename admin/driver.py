@@ -22,7 +22,7 @@ def run_sync(step: Step[T], perform: Callable[[Any], Any]) -> T:
         try:
             effect = step.throw(error) if error is not None else step.send(value)
         except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
+            return stop.value
         value, error = None, None
         try:
             value = perform(effect)
@@ -37,7 +37,7 @@ async def run_trio(step: Step[T], perform: Callable[[Any], Awaitable[Any]]) -> T
         try:
             effect = step.throw(error) if error is not None else step.send(value)
         except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
+            return stop.value
         value, error = None, None
         try:
             value = await perform(effect)

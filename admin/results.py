@@ -184,7 +184,7 @@ class Outcomes(Generic[K, V]):
         for outcome in self._outcomes.values():
             if isinstance(outcome, AdminError):
                 raise outcome
-        return dict(self._outcomes)  # type: ignore[arg-type]
+        return self.succeeded
 
     def __repr__(self) -> str:
         return f"Outcomes({self._outcomes!r})"

@@ -12,8 +12,11 @@ import re
 import sys
 from typing import TYPE_CHECKING
 
+from .extra import require_spark
+
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
 
     from pyspark.sql import SparkSession
 
@@ -112,6 +115,19 @@ def why(exc: BaseException) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
+def _needs_spark(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """`run`, where the spark extra is installed; elsewhere a message naming it, and exit 2."""
+    def checked(args: argparse.Namespace) -> int:
+        try:
+            require_spark()
+        except ImportError as exc:
+            print(f"kcsim pipeline: {exc}", file=sys.stderr)
+            return 2
+        return run(args)
+    return checked
+
+
+@_needs_spark
 def run_compact(args: argparse.Namespace) -> int:
     from kcsim.storage.compaction import DEFAULT_TOMBSTONE_RETENTION_MS
     from kcsim.storage.errors import StorageError
@@ -156,6 +172,7 @@ def run_compact(args: argparse.Namespace) -> int:
     return 0
 
 
+@_needs_spark
 def run_report(args: argparse.Namespace) -> int:
     from . import page, report
 

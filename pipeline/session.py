@@ -12,6 +12,8 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from .extra import require_spark
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -35,6 +37,7 @@ LOCAL_DEFAULTS: dict[str, str] = {
 def spark_session(master: str | None = None, app_name: str = "kcsim-pipeline",
                   conf: Mapping[str, str] | None = None) -> SparkSession:
     """A session on ``master`` (``local[*]`` when None) with the kcsim source registered."""
+    require_spark()
     from pyspark.sql import SparkSession
 
     from .source import register

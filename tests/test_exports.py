@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -51,3 +52,31 @@ def test_importing_kcsim_is_cheap_and_uses_only_the_kcsim_name() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd="/").stdout.strip()
     assert out == "[] []"
+
+
+def test_testcontainers_without_its_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(sys.modules, "kcsim.testcontainers", raising=False)
+    monkeypatch.setitem(sys.modules, "testcontainers.core.container", None)
+    with pytest.raises(ImportError, match=r"pip install 'kcsim\[testcontainers\]'"):
+        importlib.import_module("kcsim.testcontainers")
+
+
+@pytest.mark.parametrize("command", ["report", "compact"])
+def test_the_pipeline_command_without_spark_names_the_extra(
+        command: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Any,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from kcsim.server.cli import main
+
+    monkeypatch.setitem(sys.modules, "pyspark", None)
+    code = main(["pipeline", command, "--data-dir", str(tmp_path), "--out", str(tmp_path / "o")])
+    assert code == 2
+    assert "pip install 'kcsim[spark]'" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_spark_session_without_spark_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kcsim.pipeline.session import spark_session
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    with pytest.raises(ImportError, match=r"pyarrow.* not installed: pip install 'kcsim\[spark\]'"):
+        spark_session()

@@ -23,7 +23,6 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from ..harness import RunContext, Side, figures, outcomes
 from ..measure import BackgroundMeter
@@ -35,15 +34,13 @@ EMBEDDED_TARGET_MS = 50.0
 
 
 def _cache_bytecode() -> None:
-    """Write the bytecode of kcsim and the bench where it is missing or stale (kcsim's
-    subpackages may be links to the project's folders, which compileall does not follow)."""
+    """Write the bytecode of kcsim and the bench where it is missing or stale, where they
+    are imported from (for kcsim, the installed package: under an editable install, the
+    files linked from build/, whose bytecode is kept beside the links)."""
     for package in ("kcsim", "bench"):
         spec = importlib.util.find_spec(package)
         for path in (spec.submodule_search_locations or []) if spec else []:
-            compileall.compile_dir(path, maxlevels=0, quiet=1)
-            for entry in Path(path).iterdir():
-                if entry.is_dir() and entry.name != "__pycache__":
-                    compileall.compile_dir(entry.resolve(), quiet=1)
+            compileall.compile_dir(path, quiet=1)
 
 
 def _process_start(side: Side) -> None:

@@ -10,8 +10,9 @@ The public face is small; everything else is internal and may change:
 - ``kcsim.testcontainers``: ``KcsimContainer``, the Docker image under
   testcontainers-python (the ``testcontainers`` extra).
 
-The package's folders (protocol, coordinator, storage, server, admin, tools) are
-its subpackages. Names are resolved on first use, so ``import kcsim`` stays cheap.
+The project's top-level folders (protocol, coordinator, storage, server, admin,
+tools, pipeline) are its subpackages, mapped in pyproject.toml; this folder is
+``face/``. Names are resolved on first use, so ``import kcsim`` stays cheap.
 """
 
 from __future__ import annotations

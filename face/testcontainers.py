@@ -28,9 +28,13 @@ import tarfile
 import time
 from typing import Any
 
-from testcontainers.core.container import DockerContainer
-
 from kcsim.admin import AdminClient
+
+try:
+    from testcontainers.core.container import DockerContainer
+except ModuleNotFoundError as exc:
+    raise ImportError("kcsim.testcontainers needs testcontainers-python: "
+                      f"pip install 'kcsim[testcontainers]' ({exc})") from exc
 
 __all__ = ["KcsimContainer"]
 

@@ -12,7 +12,8 @@
   (docs/control-http.md);
 - the pytest fixtures ``kcsim``, ``kcsim_persistent``, ``kcsim_trio`` and
   ``kcsim_embedded_factory``, installed as a pytest plugin with kcsim; importing
-  them from here is for projects that register plugins explicitly.
+  them from here is for projects that register plugins explicitly. They are
+  loaded on first use, so this module imports where pytest is not installed.
 
 Rules, log entries, statuses and views are msgspec structs: ``msgspec.to_builtins``
 gives their plain-data (JSON) form, and ``FaultRule`` converts from a dict.
@@ -20,18 +21,26 @@ gives their plain-data (JSON) form, and ``FaultRule`` converts from a dict.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from kcsim.server.control.faults import FaultRule, FaultStatus
 from kcsim.server.control.request_log import RequestRecord
 from kcsim.server.control.views import GroupView, MemberView
 from kcsim.server.control.waits import WaitTimeout
 from kcsim.server.embedded import EmbeddedServer
 from kcsim.server.in_trio import TrioKcsim, open_trio_kcsim
-from kcsim.server.pytest_plugin import (
-    kcsim,
-    kcsim_embedded_factory,
-    kcsim_persistent,
-    kcsim_trio,
-)
+
+if TYPE_CHECKING:
+    from kcsim.server.pytest_plugin import (
+        kcsim,
+        kcsim_embedded_factory,
+        kcsim_persistent,
+        kcsim_trio,
+    )
+
+_PLUGIN = "kcsim.server.pytest_plugin"
+_FIXTURES = ("kcsim", "kcsim_embedded_factory", "kcsim_persistent", "kcsim_trio")
 
 __all__ = [
     "EmbeddedServer",
@@ -48,3 +57,19 @@ __all__ = [
     "kcsim_trio",
     "open_trio_kcsim",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The fixtures, from the pytest plugin, which needs pytest."""
+    if name not in _FIXTURES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        plugin = importlib.import_module(_PLUGIN)
+    except ModuleNotFoundError as exc:
+        if exc.name != "pytest":
+            raise
+        raise ImportError(f"kcsim.testing.{name} is a pytest fixture: it needs pytest "
+                          "(pip install pytest)") from exc
+    value = getattr(plugin, name)
+    globals()[name] = value
+    return value
