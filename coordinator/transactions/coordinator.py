@@ -158,10 +158,10 @@ class TransactionCoordinator:
     # -- one call's effects: all or nothing ------------------------------------
 
     def _step(self, step: Callable[[], Any], what: str) -> Any:
-        """Run `step`; one that raises is undone (state, records, endings), reported, and
-        gives None."""
+        """Run `step`; one that raises is undone, reported, and gives None. Records go only
+        to the tail and endings only at the end, so cutting both back drops what it wrote."""
         journal = self._journal
-        records, endings, tail = len(self._records), len(self._endings), self._tail
+        tail, endings = self._tail, len(self._endings)
         written = len(tail)
         journal.begin()
         try:
@@ -169,7 +169,6 @@ class TransactionCoordinator:
         except Exception as exc:
             journal.rollback()
             del tail[written:]
-            del self._records[records:]
             del self._endings[endings:]
             self._tail = tail
             self._failures.append(Failure(what, exc))

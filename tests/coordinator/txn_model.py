@@ -15,7 +15,6 @@ from kcsim.server.config import Config
 from kcsim.server.handlers.data_plane import fetch, produce
 from kcsim.server.handlers.txn_endings import settle
 from kcsim.server.topics import Partition, TopicRegistry
-
 from tests.server.fuzz.batches import batch
 
 InitProducerId = request_class(22)
