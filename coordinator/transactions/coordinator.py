@@ -22,7 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kcsim.coordinator.records import (
     ProducerIdBlockKey,
@@ -66,6 +67,7 @@ FENCED_SINCE = {22: 4, 24: 2, 25: 2, 26: 2, 28: 3}
 
 # A request's handler: (version, request) -> its response.
 Handler = Callable[[int, Any], Any]
+R = TypeVar("R")
 
 
 def fenced(api_key: int, version: int) -> int:
@@ -157,7 +159,7 @@ class TransactionCoordinator:
 
     # -- one call's effects: all or nothing ------------------------------------
 
-    def _step(self, step: Callable[[], Any], what: str) -> Any:
+    def _step(self, step: Callable[[], R], what: str) -> R | None:
         """Run `step`; one that raises is undone, reported, and gives None. Records go only
         to the tail and endings only at the end, so cutting both back drops what it wrote."""
         journal = self._journal
@@ -213,7 +215,7 @@ class TransactionCoordinator:
             _, key, _ = due
             meta = self.txns.get(key.group_id)
             if meta is not None and meta.state is S.ONGOING:
-                self._step(lambda m=meta: self._end(m, commit=False, bump=True),
+                self._step(partial(self._end, meta, commit=False, bump=True),
                            f"aborting timed-out transaction {key.group_id!r}")
         return self._take()
 
@@ -223,7 +225,7 @@ class TransactionCoordinator:
         (the shell writes a marker only where the transaction is still open)."""
         for meta in list(self.txns.values()):
             if meta.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
-                self._step(lambda m=meta: self._ending(m, m.state is S.PREPARE_COMMIT, True),
+                self._step(partial(self._ending, meta, meta.state is S.PREPARE_COMMIT, True),
                            f"finishing transaction {meta.transactional_id!r}")
             elif meta.state in (S.COMPLETE_COMMIT, S.COMPLETE_ABORT) and meta.partitions:
                 self._hand_over(meta, meta.state is S.COMPLETE_COMMIT, recovering=True)
