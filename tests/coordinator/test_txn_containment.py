@@ -58,7 +58,7 @@ def state(tc: TransactionCoordinator) -> dict[str, Any]:
     """Everything the coordinator holds, durable and soft."""
     return {
         "txns": copy.deepcopy(tc.txns),
-        "timers": {key: tc.deadlines.deadline(key) for key in tc.deadlines},
+        "timers": {key: tc.deadlines.deadline(key) for key in list(tc.deadlines.keys())},
         "earliest": tc.next_deadline(),
         "ids": (tc._next_id, tc._block_end, tc._allocating),
     }
