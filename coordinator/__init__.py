@@ -14,13 +14,14 @@ from .consumer.assignors import ASSIGNORS, assignor_names
 from .coordinator import SUPPORTED_VERSIONS, GroupCoordinator
 from .shared.interface import (
     Caller,
+    Ending,
     Failure,
     GroupConfig,
     Outcome,
     RequestContext,
     TopicLookup,
 )
-from .transactions.coordinator import Ending, TransactionCoordinator, TxnConfig, TxnOutcome
+from .transactions.coordinator import TransactionCoordinator, TxnConfig
 
 __all__ = [
     "ASSIGNORS",
@@ -35,6 +36,5 @@ __all__ = [
     "TopicLookup",
     "TransactionCoordinator",
     "TxnConfig",
-    "TxnOutcome",
     "assignor_names",
 ]

@@ -1,4 +1,10 @@
-"""TxnOffsetCommit and the end of a transaction on the group side (KIP-98, KIP-447).
+"""TxnOffsetCommit, all its rules, and the end of a transaction on the group side
+(KIP-98, KIP-447).
+
+A TxnOffsetCommit is first checked against the producer's transaction
+(`producer_error`: the current producer, a group added to its open transaction),
+then against the group; the shell refuses it as a whole (`failures.error_response`)
+when the first check fails.
 
 Offsets a transactional producer commits are pending, per (group, producer), until
 its transaction ends: the commit marker makes them the group's committed offsets,
@@ -23,15 +29,33 @@ from .groups.membership import validate_member
 from .groups.state import Request, Rule, rule
 from .shared.record_helpers import offset_record
 from .shared.states import DEAD, EMPTY
+from .transactions.coordinator import fenced
+from .transactions.state import TxnState
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from .shared.interface import RequestContext
     from .shared.runtime import GroupRuntime
+    from .transactions.metadata import TxnMetadata
 
 E = ErrorCode
 TxnOffsetCommitResponse = response_class(28)
 _Topic = TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic
 _Partition = TxnOffsetCommitResponse.TxnOffsetCommitResponsePartition
+
+
+def producer_error(txns: Mapping[str, TxnMetadata], version: int, request: Any) -> int:
+    """Accepted only from the current producer of `txns` (the transaction coordinator's,
+    by transactional id) for a group added to its open transaction."""
+    meta = txns.get(request.transactional_id)
+    if meta is None or meta.producer_id != request.producer_id:
+        return E.INVALID_PRODUCER_ID_MAPPING
+    if request.producer_epoch != meta.producer_epoch:
+        return fenced(28, version)
+    if meta.state is not TxnState.ONGOING or request.group_id not in meta.groups:
+        return E.INVALID_TXN_STATE
+    return E.NONE
 
 
 class TxnOffsetHandlers:

@@ -177,7 +177,6 @@ class Broker:
         self.groups = groups
         self.transactions = TransactionCoordinator(
             TxnConfig(config.transaction_max_timeout_ms), self.topics)
-        self._recovered = False  # transactions left ending by a restart are finished once
         self.clock = clock if clock is not None else Clock()
         from .config import extension_keys
 
@@ -488,9 +487,7 @@ class Broker:
 
     def next_deadline(self) -> int | None:
         """The earliest time the shell should tick at (0: at once)."""
-        if not self._recovered:
-            return 0
-        txn = self.transactions.deadlines.earliest_ms
+        txn = self.transactions.next_deadline()
         groups = self.groups.next_deadline() if self.groups is not None else None
         if txn is None or groups is None:
             return groups if txn is None else txn
@@ -503,15 +500,9 @@ class Broker:
         self.now_ms = now_ms
         outcome = self.groups.tick(now_ms) if self.groups is not None else Outcome()
         txn = self.transactions.tick(now_ms)
-        if not self._recovered:
-            self._recovered = True
-            recovered = self.transactions.recover()
-            for ending in recovered.endings:
-                ending.position += len(txn.records)
-            txn.records += recovered.records
-            txn.endings += recovered.endings
         records, after = settle(self, txn, now_ms)
         outcome.records += records
+        outcome.failures += txn.failures
         if after is not None:
             outcome.responses.append((AfterDurable(after), None))
         return outcome

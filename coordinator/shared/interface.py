@@ -1,12 +1,13 @@
-"""What the server shell and the group coordinator exchange.
+"""What the server shell and the coordinators (group and transaction) exchange.
 
-The coordinator is a pure state machine: the shell hands it decoded requests,
+A coordinator is a pure state machine: the shell hands it decoded requests,
 the current time and records read back at start-up; it hands back Outcomes
 (responses ready to send and the records that must be durable first).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -58,17 +59,47 @@ class Failure:
 
 
 @dataclass(slots=True)
+class Ending:
+    """A transaction the call ended. Its end is four steps, in Kafka's order:
+
+    1. prepare: its PrepareCommit / PrepareAbort record, the last of the records
+       before it (the Outcome's `records`, or the previous ending's `then`);
+    2. offsets: the groups turn the producer's pending offsets into committed ones
+       (commit) or drop them (abort) (`GroupCoordinator.complete_transaction`);
+    3. complete: `then`, its CompleteCommit / CompleteAbort record and whatever the
+       call wrote after it (a re-initialised producer's new epoch);
+    4. markers: once all of that is durable, a marker (commit or abort, with
+       `producer_epoch`) into each of `partitions`.
+
+    `recovering`: finished again after a restart, its markers go only where the
+    transaction is still open (some may have been written before the crash).
+    """
+
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    commit: bool
+    partitions: list[tuple[str, int]]
+    groups: list[str]
+    then: list[Record] = field(default_factory=list)
+    recovering: bool = False
+
+
+@dataclass(slots=True)
 class Outcome:
     """Responses to send (possibly for earlier pending requests) and the records to persist first.
 
     The records are already applied to the coordinator's state; the shell only
     makes them durable and then releases the responses. `failures` are bugs the
     coordinator contained during the call (and fold failures met at replay).
+    `endings` (transaction coordinator only) are the transactions the call ended:
+    the shell runs each one's steps after `records` (see `Ending`).
     """
 
     responses: list[tuple[object, Any]] = field(default_factory=list)
     records: list[Record] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
+    endings: Sequence[Ending] = ()
 
 
 @dataclass(slots=True)

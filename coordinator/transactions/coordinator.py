@@ -2,17 +2,28 @@
 AddOffsetsToTxn, EndTxn, transaction time-outs, DescribeTransactions and ListTransactions.
 
 State changes only through `apply` of TransactionKey / ProducerIdBlockKey records, live
-and at replay. Ending a transaction writes PrepareCommit (or PrepareAbort), then the
-shell writes the markers into the partitions and completes the group's pending offsets,
-then the Complete record follows (`Ending.complete`): a log that ends between the two
-is finished by `recover` after replay, as Kafka's coordinator does on load.
+and at replay. Requests and time-outs return an Outcome, as the group coordinator's do.
+
+Each request, and each transaction a time-out or a restart ends, is all or nothing:
+its records are applied as it writes them (a handler reads what it wrote, as an
+InitProducerId that fences an open transaction does), and what `apply` changed
+(a transactional id's metadata, its time-out, the producer id counters) is noted in
+the journal (`shared/journal.py`) and put back if the call raises; its records and
+endings are dropped, and a request is then answered UNKNOWN_SERVER_ERROR.
+
+Ending a transaction writes PrepareCommit (or PrepareAbort) and hands the rest to the
+shell as an `Ending` (`shared/interface.py`): the groups' pending offsets, then the
+Complete record, then the markers. A log that ends between Prepare and Complete is
+finished at the first tick after replay, as Kafka's coordinator does on load.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kcsim.coordinator.records import (
     ProducerIdBlockKey,
@@ -20,11 +31,13 @@ from kcsim.coordinator.records import (
     TransactionKey,
     TransactionValue,
 )
-from kcsim.protocol.codecs import response_class
+from kcsim.protocol.codecs import api, response_class
 from kcsim.protocol.errors import ErrorCode
 from kcsim.storage.records import Record
 
 from ..shared.deadlines import Deadlines
+from ..shared.interface import Ending, Failure, Outcome
+from ..shared.journal import Journal
 from ..shared.timers import TimerKey
 from .metadata import TxnMetadata
 from .state import ADD_RULES, END_RULES, INIT_RULES, Add, End, Init, TxnState
@@ -52,6 +65,10 @@ PRODUCER_ID_BLOCK = 1000
 # answered INVALID_PRODUCER_EPOCH instead.
 FENCED_SINCE = {22: 4, 24: 2, 25: 2, 26: 2, 28: 3}
 
+# A request's handler: (version, request) -> its response.
+Handler = Callable[[int, Any], Any]
+R = TypeVar("R")
+
 
 def fenced(api_key: int, version: int) -> int:
     """PRODUCER_FENCED, or INVALID_PRODUCER_EPOCH for a version that predates it."""
@@ -63,59 +80,42 @@ class TxnConfig:
     transaction_max_timeout_ms: int = 900000
 
 
-@dataclass
-class Ending:
-    """A transaction being ended: the shell writes a marker (commit or abort, with
-    `producer_epoch`) into each partition, completes the producer's pending offsets in
-    the groups, then persists `complete`."""
-
-    transactional_id: str
-    producer_id: int
-    producer_epoch: int
-    commit: bool
-    partitions: list[tuple[str, int]]
-    groups: list[str]
-    complete: list[Record]
-    # How many of the outcome's records come before this ending's (the groups' offsets
-    # and `complete` go there, so that the log keeps the order the state changed in).
-    position: int = 0
-    # A transaction finished again after a restart: markers go only where it is still
-    # open (some may have been written before), not into every partition as at its end.
-    recovering: bool = False
-
-
-@dataclass
-class TxnOutcome:
-    response: Any = None
-    records: list[Record] = field(default_factory=list)
-    endings: list[Ending] = field(default_factory=list)
-
-
 class TransactionCoordinator:
     def __init__(self, config: TxnConfig, topics: TopicLookup) -> None:
         self.config = config
         self.topics = topics
         self.txns: dict[str, TxnMetadata] = {}
-        self.deadlines = Deadlines()
+        self._journal = Journal()
+        self.deadlines = Deadlines(self._journal)
         self.now = 0
         self._next_id = FIRST_PRODUCER_ID
         self._block_end = FIRST_PRODUCER_ID
         self._allocating = False  # False until the first id is handed out after replay
-        self._out = TxnOutcome()
+        self._started = False  # until the first tick, which finishes what replay left ending
+        # What the call in progress wrote: records up to its first ending, the endings
+        # (each with the records that follow its offsets), and where the next record goes.
+        self._records: list[Record] = []
+        self._endings: list[Ending] = []
+        self._tail = self._records
+        self._failures: list[Failure] = []
 
     # -- the fold -------------------------------------------------------------
 
     def apply(self, record: Record) -> None:
         key = record.key
+        journal = self._journal
         if type(key) is TransactionKey:
+            txn_id = key.transactional_id
+            if journal.open:
+                journal.steps.append((self._put_back, txn_id, self.txns.get(txn_id)))
             value: TransactionValue | None = record.value
             if value is None:
-                self.txns.pop(key.transactional_id, None)
-                self.deadlines.cancel(TimerKey(TIMEOUT, key.transactional_id))
+                self.txns.pop(txn_id, None)
+                self.deadlines.cancel(TimerKey(TIMEOUT, txn_id))
                 return
-            meta = TxnMetadata.from_value(key.transactional_id, value)
-            self.txns[key.transactional_id] = meta
-            timer = TimerKey(TIMEOUT, key.transactional_id)
+            meta = TxnMetadata.from_value(txn_id, value)
+            self.txns[txn_id] = meta
+            timer = TimerKey(TIMEOUT, txn_id)
             if meta.state is S.ONGOING:
                 self.deadlines.schedule(timer, meta.start_ms + meta.timeout_ms)
             else:
@@ -123,42 +123,91 @@ class TransactionCoordinator:
         elif type(key) is ProducerIdBlockKey:
             block = record.value
             if isinstance(block, ProducerIdBlockValue):
+                journal.on_undo(self._put_ids, self._next_id, self._block_end, self._allocating)
                 self._block_end = max(self._block_end, block.next_block)
 
-    def _write(self, meta: TxnMetadata, into: list[Record] | None = None) -> None:
+    def _put_back(self, txn_id: str, meta: TxnMetadata | None) -> None:
+        """Undo: the transactional id's metadata as it was (its time-out is the journal's)."""
+        if meta is None:
+            self.txns.pop(txn_id, None)
+        else:
+            self.txns[txn_id] = meta
+
+    def _put_ids(self, next_id: int, block_end: int, allocating: bool) -> None:
+        self._next_id, self._block_end, self._allocating = next_id, block_end, allocating
+
+    def _write(self, meta: TxnMetadata) -> None:
         record = Record(TransactionKey(meta.transactional_id), meta.to_value())
-        (self._out.records if into is None else into).append(record)
+        self._tail.append(record)
         self.apply(record)
 
     def _new_producer_id(self) -> int:
         """The next producer id; ids are reserved in durable blocks, so none is handed out
         twice across restarts (ids of a block begun before a restart are skipped)."""
+        self._journal.on_undo(self._put_ids, self._next_id, self._block_end, self._allocating)
         if not self._allocating:
             self._allocating = True
             self._next_id = max(self._next_id, self._block_end)
         if self._next_id >= self._block_end:
             record = Record(ProducerIdBlockKey(),
                             ProducerIdBlockValue(self._next_id + PRODUCER_ID_BLOCK))
-            self._out.records.append(record)
+            self._tail.append(record)
             self.apply(record)
         pid = self._next_id
         self._next_id += 1
         return pid
 
-    def _take(self, response: Any = None) -> TxnOutcome:
-        out, self._out = self._out, TxnOutcome()
-        out.response = response
+    # -- one call's effects: all or nothing ------------------------------------
+
+    def _step(self, step: Callable[[], R], what: str) -> R | None:
+        """Run `step`; one that raises is undone, reported, and gives None. Records go only
+        to the tail and endings only at the end, so cutting both back drops what it wrote."""
+        journal = self._journal
+        tail, endings = self._tail, len(self._endings)
+        written = len(tail)
+        journal.begin()
+        try:
+            result = step()
+        except Exception as exc:
+            journal.rollback()
+            del tail[written:]
+            del self._endings[endings:]
+            self._tail = tail
+            self._failures.append(Failure(what, exc))
+            return None
+        journal.commit()
+        return result
+
+    def _request(self, api_key: int, version: int, request: Any, token: object,
+                 handler: Handler) -> Outcome:
+        """One request, all or nothing: a handler that raises changes nothing and its request
+        is answered UNKNOWN_SERVER_ERROR."""
+        response = self._step(lambda: handler(version, request),
+                              f"{api(api_key).name} v{version}")
+        if response is None:
+            response = error_response(api_key, version, request, E.UNKNOWN_SERVER_ERROR)
+        return self._take([(token, response)])
+
+    def _take(self, responses: list[tuple[object, Any]] | None = None) -> Outcome:
+        out = Outcome(responses or [], self._records, self._failures, self._endings)
+        self._records, self._endings, self._failures = [], [], []
+        self._tail = self._records
         return out
 
     # -- time -------------------------------------------------------------------
 
     def next_deadline(self) -> int | None:
-        return self.deadlines.earliest_ms
+        """The earliest time the shell should tick at; 0 (at once) until a first tick."""
+        return self.deadlines.earliest_ms if self._started else 0
 
-    def tick(self, now_ms: int) -> TxnOutcome:
+    def tick(self, now_ms: int) -> Outcome:
         """Abort, with a bumped epoch that fences their producer, the transactions that
-        outlived their time-out (Kafka's abortTimedOutTransactions)."""
+        outlived their time-out (Kafka's abortTimedOutTransactions). The first tick first
+        finishes what replay left ending (`_recover`)."""
         self.now = max(self.now, now_ms)
+        if not self._started:
+            self._started = True
+            self._recover()
         while True:
             due = self.deadlines.pop_due(now_ms)
             if due is None:
@@ -166,48 +215,49 @@ class TransactionCoordinator:
             _, key, _ = due
             meta = self.txns.get(key.group_id)
             if meta is not None and meta.state is S.ONGOING:
-                self._end(meta, commit=False, bump=True)
+                self._step(partial(self._end, meta, commit=False, bump=True),
+                           f"aborting timed-out transaction {key.group_id!r}")
         return self._take()
 
-    def recover(self) -> TxnOutcome:
+    def _recover(self) -> None:
         """After replay: finish the transactions whose log ends between Prepare and Complete,
         and name again the completed ones, whose markers may not all have been written
         (the shell writes a marker only where the transaction is still open)."""
         for meta in list(self.txns.values()):
             if meta.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
-                self._ending(meta, meta.state is S.PREPARE_COMMIT)
-                self._out.endings[-1].recovering = True
+                self._step(partial(self._ending, meta, meta.state is S.PREPARE_COMMIT, True),
+                           f"finishing transaction {meta.transactional_id!r}")
             elif meta.state in (S.COMPLETE_COMMIT, S.COMPLETE_ABORT) and meta.partitions:
-                self._out.endings.append(Ending(
-                    meta.transactional_id, meta.producer_id, meta.producer_epoch,
-                    meta.state is S.COMPLETE_COMMIT, sorted(meta.partitions),
-                    sorted(meta.groups), [], len(self._out.records), recovering=True))
-        return self._take()
+                self._hand_over(meta, meta.state is S.COMPLETE_COMMIT, recovering=True)
 
     # -- requests ---------------------------------------------------------------
 
-    def init_producer_id(self, version: int, request: Any, now_ms: int) -> TxnOutcome:
+    def init_producer_id(self, version: int, request: Any, now_ms: int,
+                         token: object = None) -> Outcome:
         self.now = max(self.now, now_ms)
+        return self._request(22, version, request, token, self._init_producer_id)
+
+    def _init_producer_id(self, version: int, request: Any) -> Any:
         txn_id = request.transactional_id
         if txn_id is None:
-            return self._take(self._idempotent(version, request))
+            return self._idempotent(version, request)
         timeout = request.transaction_timeout_ms
         if timeout <= 0 or timeout > self.config.transaction_max_timeout_ms:
-            return self._take(_init(E.INVALID_TRANSACTION_TIMEOUT))
+            return _init(E.INVALID_TRANSACTION_TIMEOUT)
         meta = self.txns.get(txn_id)
         if meta is None:
             new = TxnMetadata(txn_id, self._new_producer_id(), 0, timeout, S.EMPTY,
                               update_ms=self.now)
             self._write(new)
-            return self._take(_init(E.NONE, new.producer_id, 0))
+            return _init(E.NONE, new.producer_id, 0)
         expected_pid = request.producer_id if version >= 3 else -1
         expected_epoch = request.producer_epoch if version >= 3 else -1
         if expected_pid >= 0 and (expected_pid, expected_epoch) != (meta.producer_id,
                                                                     meta.producer_epoch):
-            return self._take(_init(fenced(22, version)))
+            return _init(fenced(22, version))
         does = INIT_RULES[meta.state]
         if does is Init.RETRY:
-            return self._take(_init(E.CONCURRENT_TRANSACTIONS))
+            return _init(E.CONCURRENT_TRANSACTIONS)
         if does is Init.FENCE:
             # The open transaction is aborted with a bumped epoch, fencing the old producer.
             meta = self._end(meta, commit=False, bump=True)
@@ -217,7 +267,7 @@ class TransactionCoordinator:
         self._write(meta.moved_to(S.EMPTY, self.now, producer_id=pid, producer_epoch=epoch,
                                   timeout_ms=timeout, partitions=set(), groups=set(),
                                   start_ms=-1))
-        return self._take(_init(E.NONE, pid, epoch))
+        return _init(E.NONE, pid, epoch)
 
     def _idempotent(self, version: int, request: Any) -> Any:
         if version >= 3 and request.producer_id >= 0:
@@ -252,25 +302,28 @@ class TransactionCoordinator:
         self._write(new)
         return E.NONE
 
-    def add_partitions(self, version: int, request: Any, now_ms: int) -> TxnOutcome:
+    def add_partitions(self, version: int, request: Any, now_ms: int,
+                       token: object = None) -> Outcome:
         self.now = max(self.now, now_ms)
+        return self._request(24, version, request, token, self._add_partitions)
+
+    def _add_partitions(self, version: int, request: Any) -> Any:
         if version >= 4:
             results = [
                 _APResult(transactional_id=t.transactional_id,
-                          topic_results=self._add_partitions(
+                          topic_results=self._add_to_txn(
                               version, t.transactional_id, t.producer_id, t.producer_epoch,
                               t.topics, t.verify_only))
                 for t in request.transactions]
-            return self._take(AddPartitionsResponse(throttle_time_ms=0, error_code=0,
-                                                    results_by_transaction=results))
-        topics = self._add_partitions(
+            return AddPartitionsResponse(throttle_time_ms=0, error_code=0,
+                                         results_by_transaction=results)
+        topics = self._add_to_txn(
             version, request.v3_and_below_transactional_id, request.v3_and_below_producer_id,
             request.v3_and_below_producer_epoch, request.v3_and_below_topics, False)
-        return self._take(AddPartitionsResponse(throttle_time_ms=0,
-                                                results_by_topic_v3_and_below=topics))
+        return AddPartitionsResponse(throttle_time_ms=0, results_by_topic_v3_and_below=topics)
 
-    def _add_partitions(self, version: int, txn_id: str, pid: int, epoch: int,
-                        topics: list[Any], verify_only: bool) -> list[Any]:
+    def _add_to_txn(self, version: int, txn_id: str, pid: int, epoch: int,
+                    topics: list[Any], verify_only: bool) -> list[Any]:
         unknown: set[tuple[str, int]] = set()
         wanted: set[tuple[str, int]] = set()
         for t in topics:
@@ -297,29 +350,37 @@ class TransactionCoordinator:
                                           partition_error_code=error_of[(t.name, p)]))
         return [_APTopic(name=name, results_by_partition=parts) for name, parts in by_topic.items()]
 
-    def add_offsets(self, version: int, request: Any, now_ms: int) -> TxnOutcome:
+    def add_offsets(self, version: int, request: Any, now_ms: int,
+                    token: object = None) -> Outcome:
         self.now = max(self.now, now_ms)
+        return self._request(25, version, request, token, self._add_offsets)
+
+    def _add_offsets(self, version: int, request: Any) -> Any:
         error, meta = self._check(25, version, request.transactional_id, request.producer_id,
                                   request.producer_epoch)
         if meta is not None:
             error = self._add(meta, set(), {request.group_id})
-        return self._take(AddOffsetsResponse(throttle_time_ms=0, error_code=error))
+        return AddOffsetsResponse(throttle_time_ms=0, error_code=error)
 
-    def end_txn(self, version: int, request: Any, now_ms: int) -> TxnOutcome:
+    def end_txn(self, version: int, request: Any, now_ms: int,
+                token: object = None) -> Outcome:
         self.now = max(self.now, now_ms)
+        return self._request(26, version, request, token, self._end_txn)
+
+    def _end_txn(self, version: int, request: Any) -> Any:
         error, meta = self._check(26, version, request.transactional_id, request.producer_id,
                                   request.producer_epoch)
         if meta is None:
-            return self._take(_end_response(error))
+            return _end_response(error)
         does = END_RULES[(meta.state, bool(request.committed))]
         if does is End.RETRY:
-            return self._take(_end_response(E.CONCURRENT_TRANSACTIONS))
+            return _end_response(E.CONCURRENT_TRANSACTIONS)
         if does is End.INVALID:
-            return self._take(_end_response(E.INVALID_TXN_STATE))
+            return _end_response(E.INVALID_TXN_STATE)
         if does is End.END:
             # KIP-890 (EndTxn v5): every transaction ends with a bumped epoch.
             meta = self._end(meta, bool(request.committed), bump=version >= 5)
-        return self._take(_end_response(E.NONE, meta.producer_id, meta.producer_epoch))
+        return _end_response(E.NONE, meta.producer_id, meta.producer_epoch)
 
     def _end(self, meta: TxnMetadata, commit: bool, bump: bool) -> TxnMetadata:
         """Prepare the end (bumping the epoch when asked), then hand the markers to the shell."""
@@ -334,19 +395,24 @@ class TransactionCoordinator:
         self._write(prepared)
         return self._ending(prepared, commit)
 
-    def _ending(self, prepared: TxnMetadata, commit: bool) -> TxnMetadata:
+    def _ending(self, prepared: TxnMetadata, commit: bool,
+                recovering: bool = False) -> TxnMetadata:
+        self._hand_over(prepared, commit, recovering)
         # The Complete record keeps the partitions: a restart before the markers were all
-        # written finds where they are still due (`recover`).
+        # written finds where they are still due (`_recover`).
         done = prepared.moved_to(S.COMPLETE_COMMIT if commit else S.COMPLETE_ABORT, self.now)
-        complete: list[Record] = []
-        self._write(done, complete)
-        self._out.endings.append(Ending(
-            prepared.transactional_id, prepared.producer_id, prepared.producer_epoch, commit,
-            sorted(prepared.partitions), sorted(prepared.groups), complete,
-            len(self._out.records)))
+        self._write(done)
         return done
 
-    # -- what the data plane and the group side check ------------------------------
+    def _hand_over(self, meta: TxnMetadata, commit: bool, recovering: bool = False) -> None:
+        """Hand the rest of the transaction's end to the shell (`Ending`): the records
+        written from here on (its Complete record first) follow the groups' offsets."""
+        ending = Ending(meta.transactional_id, meta.producer_id, meta.producer_epoch, commit,
+                        sorted(meta.partitions), sorted(meta.groups), recovering=recovering)
+        self._endings.append(ending)
+        self._tail = ending.then
+
+    # -- what the data plane checks ----------------------------------------------------
 
     def check_produce(self, txn_id: str, pid: int, epoch: int, topic: str,
                       partition: int) -> int:
@@ -358,19 +424,6 @@ class TransactionCoordinator:
         if epoch < meta.producer_epoch:
             return E.INVALID_PRODUCER_EPOCH
         if meta.state is not S.ONGOING or (topic, partition) not in meta.partitions:
-            return E.INVALID_TXN_STATE
-        return E.NONE
-
-    def check_offsets(self, version: int, txn_id: str, pid: int, epoch: int,
-                      group_id: str) -> int:
-        """TxnOffsetCommit is accepted only from the current producer for a group added
-        to its open transaction."""
-        meta = self.txns.get(txn_id)
-        if meta is None or meta.producer_id != pid:
-            return E.INVALID_PRODUCER_ID_MAPPING
-        if epoch != meta.producer_epoch:
-            return fenced(28, version)
-        if meta.state is not S.ONGOING or group_id not in meta.groups:
             return E.INVALID_TXN_STATE
         return E.NONE
 
@@ -427,6 +480,16 @@ class TransactionCoordinator:
     def producer_epochs(self) -> dict[str, tuple[int, int, str]]:
         """(producer id, epoch, state) by transactional id: for tests and tools."""
         return {t: (m.producer_id, m.producer_epoch, m.state.value) for t, m in self.txns.items()}
+
+
+def error_response(api_key: int, version: int, request: Any, error: int) -> Any:
+    """Kafka's answer when the whole request fails with `error` (its getErrorResponse)."""
+    if api_key == 24 and version < 4:
+        return AddPartitionsResponse(throttle_time_ms=0, results_by_topic_v3_and_below=[
+            _APTopic(name=t.name, results_by_partition=[
+                _APPartition(partition_index=p, partition_error_code=error) for p in t.partitions])
+            for t in request.v3_and_below_topics])
+    return response_class(api_key)(throttle_time_ms=0, error_code=error)
 
 
 def _init(error: int, pid: int = -1, epoch: int = -1) -> Any:

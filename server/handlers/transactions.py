@@ -10,73 +10,72 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kcsim.coordinator.failures import error_response
+from kcsim.coordinator.txn_offsets import producer_error
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 
 from ..context import AfterDurable, Durable
 from ..dispatch import serves
-from .groups import handle_group_request
+from .groups import handle_group_request, log_failures
 from .txn_endings import settle
 
 if TYPE_CHECKING:
-    from kcsim.coordinator import TxnOutcome
+    from kcsim.coordinator import Outcome
 
     from ..broker import Broker
     from ..context import RequestContext
 
-TxnOffsetCommitResponse = response_class(28)
 DescribeProducersResponse = response_class(61)
 _DPTopic = DescribeProducersResponse.TopicResponse
 _DPPartition = DescribeProducersResponse.PartitionResponse
 _DPProducer = DescribeProducersResponse.ProducerState
 
 
-def _answer(broker: Broker, outcome: TxnOutcome) -> Any:
+def _answer(broker: Broker, ctx: RequestContext, outcome: Outcome) -> Any:
     """The answer once its records are durable; the markers of a transaction it ended are
     written at that point, before the answer goes out, even if the client is gone by then."""
+    if outcome.failures:
+        log_failures(outcome.failures, f"from client {ctx.client_id!r} at {ctx.client_host}")
+    response = outcome.responses[0][1]
     records, after = settle(broker, outcome, broker.now_ms)
     if after is None:
-        return Durable(outcome.response, records, []) if records else outcome.response
-    return Durable(outcome.response, records, [(AfterDurable(after), None)])
+        return Durable(response, records, []) if records else response
+    return Durable(response, records, [(AfterDurable(after), None)])
 
 
 # Kafka 4.4 declares v6 (KIP-939 two-phase commit) unstable and does not advertise it.
 @serves(22, max_version=5)
 def init_producer_id(broker: Broker, ctx: RequestContext, request: Any) -> Any:
-    return _answer(broker, broker.transactions.init_producer_id(ctx.api_version, request,
-                                                                broker.now_ms))
+    return _answer(broker, ctx, broker.transactions.init_producer_id(
+        ctx.api_version, request, broker.now_ms, ctx))
 
 
 @serves(24)
 def add_partitions_to_txn(broker: Broker, ctx: RequestContext, request: Any) -> Any:
-    return _answer(broker, broker.transactions.add_partitions(ctx.api_version, request,
-                                                              broker.now_ms))
+    return _answer(broker, ctx, broker.transactions.add_partitions(
+        ctx.api_version, request, broker.now_ms, ctx))
 
 
 @serves(25)
 def add_offsets_to_txn(broker: Broker, ctx: RequestContext, request: Any) -> Any:
-    return _answer(broker, broker.transactions.add_offsets(ctx.api_version, request,
-                                                           broker.now_ms))
+    return _answer(broker, ctx, broker.transactions.add_offsets(
+        ctx.api_version, request, broker.now_ms, ctx))
 
 
 @serves(26)
 def end_txn(broker: Broker, ctx: RequestContext, request: Any) -> Any:
-    return _answer(broker, broker.transactions.end_txn(ctx.api_version, request, broker.now_ms))
+    return _answer(broker, ctx, broker.transactions.end_txn(
+        ctx.api_version, request, broker.now_ms, ctx))
 
 
 @serves(28)
 def txn_offset_commit(broker: Broker, ctx: RequestContext, request: Any) -> Any:
-    """Checked against the producer's transaction first, then served by the group."""
-    error = broker.transactions.check_offsets(ctx.api_version, request.transactional_id,
-                                              request.producer_id, request.producer_epoch,
-                                              request.group_id)
+    """Checked against the producer's transaction first, then served by the group (its rules:
+    `coordinator/txn_offsets.py`)."""
+    error = producer_error(broker.transactions.txns, ctx.api_version, request)
     if error:
-        return TxnOffsetCommitResponse(throttle_time_ms=0, topics=[
-            TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic(name=t.name, partitions=[
-                TxnOffsetCommitResponse.TxnOffsetCommitResponsePartition(
-                    partition_index=p.partition_index, error_code=error)
-                for p in t.partitions])
-            for t in request.topics])
+        return error_response(28, ctx.api_version, request, error)
     return handle_group_request(broker, ctx, request)
 
 

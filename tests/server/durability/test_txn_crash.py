@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.server.txn_model import (
+from tests.coordinator.txn_model import (
     AddOffsets,
     AddPartitions,
     EndTxn,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from kcsim.coordinator import GroupConfig, GroupCoordinator
+from kcsim.coordinator.txn_offsets import producer_error
 from kcsim.protocol.codecs import request_class
 from kcsim.protocol.record_batch import batch_producer, batch_records, control_type, iter_batches
 from kcsim.server.broker import Broker
@@ -14,8 +15,7 @@ from kcsim.server.config import Config
 from kcsim.server.handlers.data_plane import fetch, produce
 from kcsim.server.handlers.txn_endings import settle
 from kcsim.server.topics import Partition, TopicRegistry
-
-from .fuzz.batches import batch
+from tests.server.fuzz.batches import batch
 
 InitProducerId = request_class(22)
 AddPartitions = request_class(24)
@@ -70,7 +70,7 @@ class Model:
         self.log += records
         if after is not None:
             after()
-        return outcome.response
+        return outcome.responses[0][1]
 
     def tick(self) -> None:
         outcome = self.broker.tick(self.now)
@@ -147,7 +147,7 @@ class Model:
             generation_id=generation, member_id=member_id, group_instance_id=None,
             topics=[TxnOffsetCommit.TxnOffsetCommitRequestTopic(name=t, partitions=ps)
                     for t, ps in by_topic.items()])
-        error = self.broker.transactions.check_offsets(version, txn_id, pid, epoch, group)
+        error = producer_error(self.broker.transactions.txns, version, request)
         if error:
             return dict.fromkeys(offsets, error)
         outcome = self.broker.groups.handle(28, version, request, Ctx(28, version), self.now)
