@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 SOURCES := kcsim protocol coordinator storage server admin tools pipeline
 
-.PHONY: install run test test-containers image bench soak fuzz lint clean
+.PHONY: install run test test-containers image bench soak fuzz lint messages clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,11 @@ soak: $(STAMP)
 fuzz: $(STAMP)
 	KCSIM_FUZZ_FRAMES=$${KCSIM_FUZZ_FRAMES:-1000000} $(BIN)/python -m pytest -q -s -p no:cacheprovider \
 		tests/server/fuzz/test_fuzz.py $(PYTEST_ARGS)
+
+# The static message classes of protocol/messages, generated from the declarations in
+# protocol/apis (a test fails while they differ).
+messages: $(STAMP)
+	$(BIN)/python -m kcsim.protocol.typegen
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(SOURCES) tests bench
