@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 SOURCES := face protocol coordinator storage server admin tools pipeline
 
-.PHONY: install run test test-containers image bench soak fuzz lint clean
+.PHONY: install run test test-containers image bench soak fuzz lint messages clean
 
 # The folders install as kcsim's subpackages (pyproject.toml maps them). The editable
 # install is strict: build/ holds a kcsim/ of links to each file, on a plain .pth path,
@@ -54,6 +54,11 @@ soak: $(STAMP)
 fuzz: $(STAMP)
 	KCSIM_FUZZ_FRAMES=$${KCSIM_FUZZ_FRAMES:-1000000} $(BIN)/python -m pytest -q -s -p no:cacheprovider \
 		tests/server/fuzz/test_fuzz.py $(PYTEST_ARGS)
+
+# The static message classes of protocol/messages, generated from the declarations in
+# protocol/apis (a test fails while they differ).
+messages: $(STAMP)
+	$(BIN)/python -m kcsim.protocol.typegen
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(SOURCES) tests bench

@@ -14,8 +14,6 @@ from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
-import msgspec
-
 from .primitives import (
     UVARINT_TABLE,
     DecodeError,
@@ -76,49 +74,37 @@ class _Indent:
 
 
 class MessageCodec:
-    """Classes and per-version codecs of one declared message."""
+    """Classes and per-version codecs of one declared message.
 
-    def __init__(self, message: Message) -> None:
+    `cls` is the message's static class (generated into `protocol/messages` by
+    `protocol/typegen.py`); its nested classes are the message's structs."""
+
+    def __init__(self, message: Message, cls: type) -> None:
         self.message = message
+        self.cls = cls
         self.structs: dict[str, type] = {}
         self._class_by_struct: dict[int, type] = {}
         self._body = message.body
-        self.cls = self._build_class(self._body)
-        for name, cls in self.structs.items():
-            setattr(self.cls, name, cls)
+        self._bind(self._body, cls)
         self._decoders: dict[int, Decoder] = {}
         self._encoders: dict[int, Encoder] = {}
         self._explainers: dict[int, Decoder] = {}
 
     # -- classes -------------------------------------------------------------
 
-    def _build_class(self, st: StructType) -> type:
-        known = self._class_by_struct.get(id(st))
-        if known is not None:
-            return known
+    def _bind(self, st: StructType, cls: type) -> None:
+        """Map `st` and the structs it nests to their classes, checking each matches."""
+        fields = tuple(fld.name for fld in st.fields)
+        if getattr(cls, "__struct_fields__", None) != fields:
+            raise RuntimeError(f"{cls.__qualname__} does not match the declaration of "
+                               f"{st.name}: regenerate protocol/messages (make messages)")
+        self._class_by_struct[id(st)] = cls
         for fld in st.fields:
             inner = _struct_of(fld.type)
-            if inner is not None:
-                self.structs[inner.name] = self._build_class(inner)
-        cls = msgspec.defstruct(
-            st.name,
-            [(fld.name, Any, self._default(fld)) for fld in st.fields],
-            kw_only=True,
-            gc=False,  # messages are trees, never cycles: skip GC tracking
-        )
-        # Where error codes can be found: readers of answers skip the fields that hold none.
-        cls.error_fields = tuple(  # type: ignore[attr-defined]
-            fld.name for fld in st.fields
-            if fld.name == "error_code" or _holds_errors(_struct_of(fld.type)))
-        self._class_by_struct[id(st)] = cls
-        return cls
-
-    def _default(self, fld: Field) -> Any:
-        """A never-nullable struct field defaults to an empty struct, as in Kafka."""
-        t = fld.type
-        if isinstance(t, StructType) and fld.nullable.lo < 0 and fld.default is _MISSING:
-            return msgspec.field(default_factory=self._class_by_struct[id(t)])
-        return fld.default_value()
+            if inner is not None and id(inner) not in self._class_by_struct:
+                inner_cls = getattr(self.cls, inner.name)
+                self._bind(inner, inner_cls)
+                self.structs[inner.name] = inner_cls
 
     def _fresh_default(self, fld: Field, env: dict[str, Any]) -> str:
         """Source for a tagged field's default: written only when the value differs."""
@@ -622,13 +608,6 @@ def _why(exc: Exception) -> str:
     if isinstance(exc, (IndexError, _struct.error)):
         return "the frame ends inside it"
     return str(exc) or type(exc).__name__
-
-
-def _holds_errors(st: StructType | None) -> bool:
-    """Whether a struct has an `error_code` field at any depth."""
-    if st is None:
-        return False
-    return any(fld.name == "error_code" or _holds_errors(_struct_of(fld.type)) for fld in st.fields)
 
 
 def _struct_of(t: Any) -> StructType | None:

@@ -3,6 +3,8 @@
 Each module declares one or more `Api` objects in a module-level `APIS` tuple
 (or a single `API`). Data structures that are not requests or responses (the
 consumer protocol's subscription and assignment) are exported as `DATA`.
+`MODULE_OF` names the module declaring each message: its static class lives in the
+module of the same name in `protocol/messages` (see `protocol/typegen.py`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,14 @@ if TYPE_CHECKING:
 
 APIS: dict[int, Api] = {}
 DATA: dict[str, Message] = {}
+MODULE_OF: dict[str, str] = {}  # message name -> declaring module, in declaration order
+
+
+def _declared_in(module: str, message: Message) -> None:
+    if message.name in MODULE_OF:
+        raise RuntimeError(f"message {message.name} declared twice")
+    MODULE_OF[message.name] = module
+
 
 for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
     _mod = importlib.import_module(f"{__name__}.{_info.name}")
@@ -23,5 +33,8 @@ for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if _api.key in APIS:
             raise RuntimeError(f"API key {_api.key} declared twice")
         APIS[_api.key] = _api
+        _declared_in(_info.name, _api.request)
+        _declared_in(_info.name, _api.response)
     for _msg in getattr(_mod, "DATA", ()):
         DATA[_msg.name] = _msg
+        _declared_in(_info.name, _msg)
