@@ -37,6 +37,7 @@ from .manifest import (
     commit_manifest,
     finish_interrupted_compaction,
     roll_forward,
+    temporary_name,
 )
 from .partition_log import (
     PartitionLog,
@@ -46,7 +47,13 @@ from .partition_log import (
     recover_rewrite,
 )
 from .records import Record, RecordType, RecordTypes
-from .segment import DEFAULT_SEGMENT_BYTES, SEGMENT_HEADER_SIZE, SEGMENT_SUFFIX, plain_frame_bytes
+from .segment import (
+    DEFAULT_SEGMENT_BYTES,
+    SEGMENT_HEADER_SIZE,
+    SEGMENT_SUFFIX,
+    Segment,
+    plain_frame_bytes,
+)
 from .segment_check import SegmentDamage, SegmentPlace, SegmentVerdict
 from .segment_reader import Frame, JudgedSegment, PlacedRecord, RawRecord, judge_segment
 from .segment_writer import CompactedSegment, CompactedSegments, SegmentWriter
@@ -77,6 +84,7 @@ __all__ = [
     "RecordLog",
     "RecordType",
     "RecordTypes",
+    "Segment",
     "SegmentBatches",
     "SegmentDamage",
     "SegmentPlace",
@@ -97,4 +105,5 @@ __all__ = [
     "read_segment_batches",
     "recover_rewrite",
     "roll_forward",
+    "temporary_name",
 ]
