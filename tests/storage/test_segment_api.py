@@ -3,7 +3,6 @@ records are the replay's, and segments written for compaction are the log's own 
 
 from __future__ import annotations
 
-import struct
 from typing import TYPE_CHECKING
 
 import pytest
@@ -25,6 +24,7 @@ from .helpers import (
     TYPES,
     CounterKey,
     entry,
+    frame_starts,
     one_of_each_type,
     open_record_log,
 )
@@ -71,15 +71,6 @@ def first_damage(path: Path, types: RecordTypes = TYPES) -> StorageError:
     damaged = [v.damage for v in verdicts(path, types) if v.damage is not None]
     assert damaged, "the judge found nothing"
     return damaged[0].error()
-
-
-def frame_starts(path: Path) -> list[int]:
-    data = path.read_bytes()
-    starts, pos = [], HEADER
-    while pos < len(data):
-        starts.append(pos)
-        pos += 8 + struct.unpack_from("<I", data, pos)[0]
-    return starts
 
 
 def test_records_read_segment_by_segment_are_the_replay_with_positions_and_times(tmp_path):
