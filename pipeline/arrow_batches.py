@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from kcsim.storage.errors import StorageError
+from kcsim.storage import StorageError, judge_segment
 
 from .columns import LEADING, TIMESTAMP, timestamps
-from .meta_log import SegmentFile, SegmentRead, decoded_records, judge, raw_records
+from .meta_log import SegmentRead, decoded_records, raw_records
 from .partition_data import (
     PartitionSegment,
     read_partition_segment,
@@ -24,6 +24,8 @@ from .partition_data import (
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    from kcsim.storage import SegmentPlace
 
     from .columns import RecordColumns
     from .meta_log import Tear
@@ -75,7 +77,7 @@ def warn_tear(tear: Tear | None) -> None:
                     tear.path, tear.position, tear.reason, tear.dropped_bytes)
 
 
-def record_batches(segment: SegmentFile, columns: RecordColumns,
+def record_batches(segment: SegmentPlace, columns: RecordColumns,
                    groups: frozenset[str] | None = None,
                    topics: frozenset[str] | None = None,
                    record_types: frozenset[str] | None = None) -> Iterator[pa.RecordBatch]:
@@ -158,7 +160,7 @@ def _columns_batch(columns: RecordColumns, base: int, positions: list[int], stam
     return pa.RecordBatch.from_arrays(arrays, schema=columns.schema)
 
 
-def raw_batches(segment: SegmentFile) -> Iterator[pa.RecordBatch]:
+def raw_batches(segment: SegmentPlace) -> Iterator[pa.RecordBatch]:
     """The ``raw`` view of one segment: each record's type id, version and encoded key and value."""
     read = SegmentRead(segment)
     rows = raw_records(segment, read)
@@ -206,27 +208,21 @@ def message_batches(segment: PartitionSegment, partitions: frozenset[int] | None
     warn_tear(tear)
 
 
-def meta_segment_row(segment: SegmentFile) -> dict[str, object]:
+def meta_segment_row(segment: SegmentPlace) -> dict[str, object]:
     """What reading one record-log segment finds, damage included (never raises for it)."""
-    from kcsim.storage.segment import SEGMENT_HEADER_SIZE, scan_frames
-
     from .registry import record_types
 
-    read = SegmentRead(segment)
+    verdict = judge_segment(segment, record_types()).verdict
     problem: str | None = None
     position: int | None = None
-    try:
-        with open(segment.path, "rb") as f:
-            buf = f.read()
-        read.file_bytes = len(buf)
-        judge(segment, buf, scan_frames(record_types(), buf, SEGMENT_HEADER_SIZE, len(buf)), read)
-    except StorageError as exc:
-        problem, position = getattr(exc, "reason", str(exc)), getattr(exc, "position", None)
-    if read.tear is not None:
-        problem, position = read.tear.reason, read.tear.position
-    return {"log": "meta", "path": segment.path, "base": segment.base, "records": read.records,
-            "valid_bytes": read.valid_bytes, "file_bytes": read.file_bytes,
-            "torn": read.tear is not None, "problem": problem, "problem_position": position}
+    if verdict.damage is not None:
+        problem, position = verdict.damage.reason, verdict.damage.position
+    elif verdict.torn_tail is not None:
+        problem, position = verdict.torn_tail, verdict.valid_bytes
+    return {"log": "meta", "path": segment.path, "base": segment.base,
+            "records": verdict.records, "valid_bytes": verdict.valid_bytes,
+            "file_bytes": verdict.file_bytes, "torn": verdict.torn_tail is not None,
+            "problem": problem, "problem_position": position}
 
 
 def partition_segment_row(segment: PartitionSegment) -> dict[str, object]:

@@ -21,7 +21,7 @@ import pyarrow as pa
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from kcsim.storage.records import RecordType
+    from kcsim.storage import RecordType
 
 # Spark's timestamps are microseconds; kcsim's are milliseconds (see ``timestamps``).
 TIMESTAMP = pa.timestamp("us", tz="UTC")
@@ -56,6 +56,7 @@ class RecordColumns:
     @property
     def by_column(self) -> list[dict[type, tuple[int, str, Callable[[Any], Any] | None]]]:
         """Per column: key class -> (part, attribute, conversion) of the field that fills it."""
+        cached: list[dict[type, tuple[int, str, Callable[[Any], Any] | None]]] | None
         cached = self.__dict__.get("_by_column")
         if cached is None:
             cached = [{} for _ in self.schema]
@@ -63,7 +64,7 @@ class RecordColumns:
                 for f in fields:
                     cached[f.index][key_type] = (f.part, f.attr, f.convert)
             object.__setattr__(self, "_by_column", cached)
-        return cached  # type: ignore[no-any-return]
+        return cached
 
 
 def record_columns(types: Iterable[RecordType]) -> RecordColumns:

@@ -129,10 +129,12 @@ def _needs_spark(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse
 
 @_needs_spark
 def run_compact(args: argparse.Namespace) -> int:
-    from kcsim.storage.compaction import DEFAULT_TOMBSTONE_RETENTION_MS
-    from kcsim.storage.errors import StorageError
-    from kcsim.storage.lock import DataDirLock
-    from kcsim.storage.log import DEFAULT_SEGMENT_BYTES
+    from kcsim.storage import (
+        DEFAULT_SEGMENT_BYTES,
+        DEFAULT_TOMBSTONE_RETENTION_MS,
+        DataDirLock,
+        StorageError,
+    )
 
     from .compact import compact
 

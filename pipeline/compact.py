@@ -5,14 +5,15 @@ the newest record of each (type id, key), in log order, and drops a
 tombstone whose frame was written more than the retention before ``now``.
 Here the newest record per key is found by a Spark aggregation over the
 ``raw`` view (``max_by`` position), the surviving records are re-framed as the
-embedded compactor frames them (``storage.segment.plain_frame_bytes``: a plain
+embedded compactor frames them (``kcsim.storage.plain_frame_bytes``: a plain
 frame is rebuilt byte for byte, a record of a batch becomes a plain frame with
 the batch's timestamp) and written in position order to a staging directory;
-the driver then cuts them into segments of at most ``segment_bytes`` exactly as
-``storage.compaction`` does, so both give the same files.
+the driver then cuts them into segments of at most ``segment_bytes`` and writes
+them with the embedded compactor's own cutter and writer
+(``kcsim.storage.CompactedSegments``), so both give the same files.
 
 In place, the new segments replace the inputs through the compaction manifest
-(``storage.manifest``: written under temporary names, fsynced, the manifest
+(``kcsim.storage.commit_manifest``: written under temporary names, fsynced, the manifest
 committed, then rolled forward), the swap a crash at any point resolves at the
 next start. With ``out`` the source is left as it is and a complete new data
 directory appears at ``out`` (built beside it, renamed into place). Either way
@@ -29,29 +30,31 @@ import shutil
 import time
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING
 
-from kcsim.storage.compaction import CompactionStats
-from kcsim.storage.errors import StorageError
-from kcsim.storage.fsutil import fsync_dir
-from kcsim.storage.lock import DataDirLock
-from kcsim.storage.log import DEFAULT_SEGMENT_BYTES
-from kcsim.storage.manifest import (
+from kcsim.storage import (
+    DEFAULT_SEGMENT_BYTES,
+    CompactedSegments,
     CompactionManifest,
+    CompactionStats,
+    DataDirLock,
+    StorageError,
     commit_manifest,
-    recover,
+    finish_interrupted_compaction,
+    fsync_dir,
     roll_forward,
     temporary_name,
 )
-from kcsim.storage.segment import SEGMENT_HEADER_SIZE, encode_segment_header, segment_name
 
-from .meta_log import SegmentFile, meta_dir, plan_segments
+from .meta_log import meta_dir, plan_segments
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
+
+    from kcsim.storage import CompactedSegment, Segment, SegmentPlace
 
 STAGING_PREFIX = ".pipeline-staging-"
 
@@ -63,7 +66,7 @@ class SparkCompactionStats(CompactionStats):
     out: str | None = None  # the new data directory, when compacting into another one
 
 
-def closed_segments(segments: list[SegmentFile]) -> list[SegmentFile]:
+def closed_segments(segments: list[SegmentPlace]) -> list[SegmentPlace]:
     """The segments the embedded compactor would take: all but an open (unsealed) last one."""
     if segments and segments[-1].sealed_end is None:
         return segments[:-1]
@@ -87,7 +90,8 @@ def compact(spark: SparkSession, data_dir: str | os.PathLike[str], *,
     with DataDirLock.acquire(data_dir):
         if out is None:
             if os.path.isdir(meta_dir(data_dir)):
-                recover(meta_dir(data_dir))  # finish an interrupted swap, as a start would
+                # finish an interrupted swap, as a start would
+                finish_interrupted_compaction(meta_dir(data_dir))
             return _in_place(spark, data_dir, tombstone_retention_ms, now_ms, segment_bytes,
                              started)
         return _into(spark, data_dir, os.fspath(out), tombstone_retention_ms, now_ms,
@@ -107,11 +111,12 @@ def _in_place(spark: SparkSession, data_dir: str, retention_ms: int, now_ms: int
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     if stats.skipped:
-        for name in outputs:
-            os.unlink(os.path.join(directory, temporary_name(name)))
+        for output in outputs:
+            os.unlink(temporary_name(output.path))
         return _timed(stats, started)
     fsync_dir(directory)
-    manifest = CompactionManifest(tuple(os.path.basename(s.path) for s in inputs), tuple(outputs))
+    manifest = CompactionManifest(tuple(os.path.basename(s.path) for s in inputs),
+                                  tuple(os.path.basename(s.path) for s in outputs))
     commit_manifest(directory, manifest)
     roll_forward(directory, manifest)
     return _timed(stats, started)
@@ -135,8 +140,8 @@ def _into(spark: SparkSession, data_dir: str, out: str, retention_ms: int, now_m
                                                temporary=False)
             shutil.rmtree(staging)
             if stats.skipped:  # nothing gained: the inputs as they are
-                for name in outputs:
-                    os.unlink(os.path.join(target, name))
+                for output in outputs:
+                    os.unlink(output.path)
                 for s in inputs:
                     shutil.copy2(s.path, os.path.join(target, os.path.basename(s.path)))
         for s in segments[len(inputs):]:  # the active segment, as it is
@@ -162,7 +167,7 @@ def _timed(stats: SparkCompactionStats, started: float) -> SparkCompactionStats:
 # -- the Spark job --------------------------------------------------------------------
 
 
-def survivors(spark: SparkSession, data_dir: str, inputs: list[SegmentFile],
+def survivors(spark: SparkSession, data_dir: str, inputs: list[SegmentPlace],
               expire_before_ms: int) -> DataFrame:
     """One row per (type id, key) of the inputs: its newest record's position and
     plain frame, how many records the key had, and whether it is a tombstone to drop."""
@@ -187,7 +192,7 @@ def _frames(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """The plain frame each newest record is written as (in the Spark workers)."""
     import pyarrow as pa
 
-    from kcsim.storage.segment import plain_frame_bytes
+    from kcsim.storage import plain_frame_bytes
 
     for batch in batches:
         d = batch.to_pydict()
@@ -201,30 +206,54 @@ def _frames(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             names=["position", "records", "drop", "frame"])
 
 
-def _compact_segments(spark: SparkSession, data_dir: str, inputs: list[SegmentFile],
+def _compact_segments(spark: SparkSession, data_dir: str, inputs: list[SegmentPlace],
                       staging: str, target: str, retention_ms: int, now_ms: int,
                       segment_bytes: int, *, temporary: bool,
-                      ) -> tuple[SparkCompactionStats, list[str]]:
-    """Run the job, then write the output segments into ``target`` (under temporary
-    names when ``temporary``); returns the stats and the outputs' final names."""
+                      ) -> tuple[SparkCompactionStats, list[Segment]]:
+    """Run the job, then cut and write the output segments into ``target`` (under
+    temporary names when ``temporary``); returns the stats and the segments written."""
     frame = survivors(spark, data_dir, inputs, now_ms - retention_ms)
     frame.orderBy("position").write.mode("overwrite").parquet(staging)
-    writer = _SegmentWriter(target, inputs[0].base, segment_bytes, temporary)
+    cut = CompactedSegments(inputs[0].base, segment_bytes)
+    outputs: list[Segment] = []
     records_before = dropped = 0
     for batch in _staged_batches(staging):
         records_before += _sum(batch.column("records"))
         dropped += _sum(batch.column("drop"))
-        writer.add(batch)
-    outputs = writer.finish(_input_end(inputs))
+        for done in _cut_batch(cut, batch):
+            outputs.append(done.write(target, temporary=temporary))
+    outputs.append(cut.finish(_input_end(inputs)).write(target, temporary=temporary))
+    records_after = sum(s.count for s in outputs)
     bytes_before = sum(os.path.getsize(s.path) for s in inputs)
     stats = SparkCompactionStats(
         segments_before=len(inputs), segments_after=len(outputs),
-        records_before=records_before, records_after=writer.records,
-        bytes_before=bytes_before, bytes_after=writer.bytes_written,
+        records_before=records_before, records_after=records_after,
+        bytes_before=bytes_before, bytes_after=sum(s.size for s in outputs),
         tombstones_dropped=dropped, skipped=False)
-    if writer.records == records_before and len(outputs) >= len(inputs):
+    if records_after == records_before and len(outputs) >= len(inputs):
         stats = dataclasses.replace(stats, skipped=True)
     return stats, outputs
+
+
+def _cut_batch(cut: CompactedSegments, batch: pa.RecordBatch) -> Iterator[CompactedSegment]:
+    """Hand the batch's kept frames to ``cut``, as views into the batch's own buffer;
+    the segments they complete."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    keep = batch.filter(pc.invert(batch.column("drop")))
+    if keep.num_rows == 0:
+        return
+    frames = keep.column("frame")
+    positions = keep.column("position").to_pylist()
+    buffers = frames.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=np.int32, count=len(frames) + 1,
+                            offset=frames.offset * 4).tolist()
+    data = memoryview(buffers[2])
+    for i, position in enumerate(positions):
+        done = cut.add(data[offsets[i]:offsets[i + 1]], position)
+        if done is not None:
+            yield done
 
 
 def _sum(column: pa.Array | pa.ChunkedArray) -> int:
@@ -242,79 +271,13 @@ def _staged_batches(staging: str) -> Iterator[pa.RecordBatch]:
         yield from pq.ParquetFile(path).iter_batches(batch_size=65_536)
 
 
-def _input_end(inputs: list[SegmentFile]) -> int:
+def _input_end(inputs: list[SegmentPlace]) -> int:
     """Where the last input ends: its sealed end, or (unsealed) where the next segment starts."""
     last = inputs[-1]
     if last.sealed_end is not None:
         return last.sealed_end
     assert last.next_base is not None
     return last.next_base
-
-
-class _SegmentWriter:
-    """Cuts frames, in position order, into segments as ``storage.compaction._plan_outputs``:
-    a new segment when the next frame would pass ``segment_bytes``, starting at that
-    frame's position; the first starts at the first input's base, the last ends at
-    the last input's end."""
-
-    def __init__(self, directory: str, base: int, segment_bytes: int, temporary: bool) -> None:
-        self.directory = directory
-        self.segment_bytes = segment_bytes
-        self.temporary = temporary
-        self.names: list[str] = []
-        self.records = 0
-        self.bytes_written = 0
-        self._file = self._open(base)
-
-    def _open(self, base: int) -> BinaryIO:
-        name = segment_name(base)
-        self.names.append(name)
-        path = os.path.join(self.directory, temporary_name(name) if self.temporary else name)
-        f = open(path, "wb")  # noqa: SIM115 (closed when sealed)
-        f.write(b"\0" * SEGMENT_HEADER_SIZE)  # the header, once the end is known
-        self._base = base
-        self._size = SEGMENT_HEADER_SIZE
-        self._count = 0
-        return f
-
-    def add(self, batch: pa.RecordBatch) -> None:
-        import numpy as np
-        import pyarrow.compute as pc
-
-        keep = batch.filter(pc.invert(batch.column("drop")))
-        if keep.num_rows == 0:
-            return
-        frames = keep.column("frame")
-        positions = keep.column("position").to_numpy()
-        buffers = frames.buffers()
-        offsets = np.frombuffer(buffers[1], dtype=np.int32, count=len(frames) + 1,
-                                offset=frames.offset * 4)
-        data = memoryview(buffers[2])
-        start = 0
-        for i in range(len(frames)):
-            size = int(offsets[i + 1] - offsets[i])
-            if self._count and self._size + size > self.segment_bytes:
-                self._file.write(data[offsets[start]:offsets[i]])
-                self._seal(int(positions[i]))
-                self._file = self._open(int(positions[i]))
-                start = i
-            self._size += size
-            self._count += 1
-        self._file.write(data[offsets[start]:offsets[len(frames)]])
-
-    def _seal(self, end: int) -> None:
-        f = self._file
-        f.seek(0)
-        f.write(encode_segment_header(self._base, end))
-        f.flush()
-        os.fsync(f.fileno())
-        f.close()
-        self.records += self._count
-        self.bytes_written += self._size
-
-    def finish(self, end: int) -> list[str]:
-        self._seal(end)
-        return self.names
 
 
 def _fsync_tree(root: str) -> None:

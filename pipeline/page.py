@@ -56,7 +56,8 @@ def render(paths: dict[str, str], out_file: str, title: str = "kcsim consumer gr
 def _rows(path: str) -> list[dict[str, Any]]:
     import pyarrow.parquet as pq
 
-    return pq.read_table(path).to_pylist()  # type: ignore[no-any-return]
+    rows: list[dict[str, Any]] = pq.read_table(path).to_pylist()
+    return rows
 
 
 def _summary_table(rows: list[dict[str, Any]]) -> str:

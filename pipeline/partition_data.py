@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kcsim.protocol.record_batch import batch_header, batch_records
-from kcsim.storage.errors import CorruptLogError
-from kcsim.storage.partition_log import (
+from kcsim.storage import (
     SEGMENT_SUFFIX,
+    CorruptLogError,
     SegmentBatches,
     read_log_start_offset,
     read_segment_batches,

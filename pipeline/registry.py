@@ -15,7 +15,7 @@ from kcsim.server.record_types import RECORD_TYPES
 from kcsim.server.topic_records import TopicKey, TopicValue
 
 if TYPE_CHECKING:
-    from kcsim.storage.records import Record, RecordTypes
+    from kcsim.storage import Record, RecordTypes
 
 __all__ = ["TopicKey", "TopicValue", "record_types", "topic_of"]
 

@@ -55,7 +55,8 @@ def write(spark: SparkSession, data_dir: str, out: str) -> dict[str, str]:
     _offset_history(spark, records, history).write.mode("overwrite").parquet(
         paths["offset_history"])
     offsets = spark.read.parquet(paths["offset_history"])
-    latest = offsets.agg(F.max(F.unix_millis("time"))).first()[0]  # type: ignore[index]
+    newest = offsets.agg(F.max(F.unix_millis("time"))).first()
+    latest = newest[0] if newest is not None else None  # an aggregate always has its one row
     last_ms = max([latest or 0] + [int(r["timestamp"].timestamp() * 1000) for r in group_rows])
     history.close(last_ms)
     ends_path = os.path.join(out, ".log_ends")
@@ -83,7 +84,8 @@ def _group_rows(records: DataFrame) -> list[dict[str, Any]]:
         "position", "timestamp", "record_type", "tombstone", "group", "member_id",
         "protocol_type", "generation", "protocol", "leader", "members", "topics", "epoch",
         "topic_partitions", "name", "topic_id")
-    return wanted.toArrow().to_pylist()  # type: ignore[no-any-return]
+    rows: list[dict[str, Any]] = wanted.toArrow().to_pylist()
+    return rows
 
 
 def _offset_history(spark: SparkSession, records: DataFrame, history: GroupHistory) -> DataFrame:

@@ -120,8 +120,9 @@ class KcsimReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
 
+        from kcsim.storage import SegmentPlace
+
         from . import arrow_batches
-        from .meta_log import SegmentFile
 
         segment = partition.value
         if segment is None:
@@ -135,7 +136,7 @@ class KcsimReader(DataSourceReader):
         elif self.kind == "messages":
             yield from arrow_batches.message_batches(segment, self.only.get("partition"))
         else:
-            row = (arrow_batches.meta_segment_row(segment) if isinstance(segment, SegmentFile)
+            row = (arrow_batches.meta_segment_row(segment) if isinstance(segment, SegmentPlace)
                    else arrow_batches.partition_segment_row(segment))
             yield pa.RecordBatch.from_pylist([row], schema=arrow_batches.SEGMENT_SCHEMA)
 

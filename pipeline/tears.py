@@ -11,11 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kcsim.storage.segment import SEGMENT_HEADER_SIZE, scan_frames
-
-from .meta_log import SegmentRead, judge, plan_segments, topic_names
+from .meta_log import SegmentRead, judged, plan_segments, topic_names
 from .partition_data import plan_partition_segments, read_partition_segment
-from .registry import record_types
 
 if TYPE_CHECKING:
     import os
@@ -27,11 +24,8 @@ def find_tears(data_dir: str | os.PathLike[str]) -> list[Tear]:
     tears = []
     segments = plan_segments(data_dir)
     if segments:
-        last = segments[-1]
-        with open(last.path, "rb") as f:
-            buf = f.read()
-        read = SegmentRead(last)
-        judge(last, buf, scan_frames(record_types(), buf, SEGMENT_HEADER_SIZE, len(buf)), read)
+        read = SegmentRead(segments[-1])
+        judged(segments[-1], read)
         if read.tear is not None:
             tears.append(read.tear)
     for segment in plan_partition_segments(data_dir, topic_names(data_dir)):

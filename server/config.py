@@ -28,7 +28,7 @@ from msgspec import Meta
 
 from kcsim.coordinator import ASSIGNORS, GroupConfig, TxnConfig, assignor_names
 from kcsim.coordinator.kafka_format import DEFAULT_PARTITIONS as DEFAULT_OFFSETS_PARTITIONS
-from kcsim.storage.log import DEFAULT_SEGMENT_BYTES, MIN_SEGMENT_BYTES
+from kcsim.storage.segment import DEFAULT_SEGMENT_BYTES, MIN_SEGMENT_BYTES
 from kcsim.storage.writer import DEFAULT_TOMBSTONE_RETENTION_MS, FsyncPolicy
 
 from . import listeners as listeners_mod

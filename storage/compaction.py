@@ -18,7 +18,6 @@ appends may continue on another thread while this runs.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import logging
 import mmap
 import os
@@ -49,10 +48,10 @@ from .segment import (
     SEGMENT_HEADER_SIZE,
     Segment,
     decode_raw_pairs,
-    encode_segment_header,
     plain_frame_bytes,
     segment_name,
 )
+from .segment_writer import CompactedSegment, CompactedSegments
 
 if TYPE_CHECKING:
     import msgspec
@@ -75,16 +74,6 @@ class CompactionStats:
     tombstones_dropped: int = 0
     duration_s: float = 0.0
     skipped: bool = True  # nothing to gain: no file was changed
-
-
-@dataclass
-class _Output:
-    """A compacted segment being assembled: its range and the frames it gets."""
-
-    base: int
-    frames: list[memoryview | bytes]
-    size: int = SEGMENT_HEADER_SIZE
-    end: int = 0
 
 
 def compact(record_log: RecordLog, *, tombstone_retention_ms: int,
@@ -196,14 +185,12 @@ def _newest_per_key(inputs: list[Segment], buffers: list[mmap.mmap]) -> tuple[li
 
 
 def _plan_outputs(inputs: list[Segment], buffers: list[mmap.mmap], survivors: list[int],
-                  segment_bytes: int, *, expire_before_ms: int) -> tuple[list[_Output], int]:
-    """Split the surviving records into output segments covering the inputs' range.
-
-    The first output starts where the first input starts and the last ends
-    where the last input ends; a later output starts at its first record's
-    position, so every record keeps a position inside its segment's range.
-    """
-    outputs = [_Output(inputs[0].base, [])]
+                  segment_bytes: int, *, expire_before_ms: int,
+                  ) -> tuple[list[CompactedSegment], int]:
+    """Cut the surviving records into output segments covering the inputs' range
+    (``CompactedSegments``: every record keeps a position inside its segment's range)."""
+    cut = CompactedSegments(inputs[0].base, segment_bytes)
+    outputs = []
     dropped = 0
     unpack = FRAME.unpack_from
     views = [memoryview(buf) for buf in buffers]
@@ -233,28 +220,21 @@ def _plan_outputs(inputs: list[Segment], buffers: list[mmap.mmap], survivors: li
                 dropped += 1
                 continue
             frame = views[segment_index][pos:frame_end]
-        current = outputs[-1]
-        if current.frames and current.size + len(frame) > segment_bytes:
-            current = _Output(inputs[segment_index].base + record_index, [])
-            outputs.append(current)
-        current.frames.append(frame)
-        current.size += len(frame)
-    for output, following in itertools.pairwise(outputs):
-        output.end = following.base
-    outputs[-1].end = inputs[-1].end
+        done = cut.add(frame, inputs[segment_index].base + record_index)
+        if done is not None:
+            outputs.append(done)
+    outputs.append(cut.finish(inputs[-1].end))
     return outputs, dropped
 
 
-def _swap(record_log: RecordLog, inputs: list[Segment], outputs: list[_Output]) -> list[Segment]:
+def _swap(record_log: RecordLog, inputs: list[Segment],
+          outputs: list[CompactedSegment]) -> list[Segment]:
     """Write the outputs, commit the manifest, move files; returns the new segments."""
     directory = record_log.directory
     new_segments = []
     try:
         for output in outputs:
-            final = os.path.join(directory, segment_name(output.base))
-            _write_output(temporary_name(final), output)
-            new_segments.append(Segment(output.base, final, output.size, len(output.frames),
-                                        output.end))
+            new_segments.append(output.write(directory, temporary=True))
         fsync_dir(directory)
         manifest = CompactionManifest(
             inputs=tuple(segment.name for segment in inputs),
@@ -276,15 +256,7 @@ def _swap(record_log: RecordLog, inputs: list[Segment], outputs: list[_Output]) 
     return new_segments
 
 
-def _write_output(path: str, output: _Output) -> None:
-    with open(path, "wb") as f:
-        f.write(encode_segment_header(output.base, output.end))
-        f.writelines(output.frames)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _discard_outputs(directory: str, outputs: list[_Output]) -> None:
+def _discard_outputs(directory: str, outputs: list[CompactedSegment]) -> None:
     """Best effort removal of temporary outputs after a failure before the commit."""
     names = [temporary_name(segment_name(output.base)) for output in outputs]
     for name in names + [temporary_name(MANIFEST_NAME)]:

@@ -28,32 +28,31 @@ from typing import TYPE_CHECKING, Self
 import msgspec
 
 from . import manifest
-from .errors import CorruptLogError, StorageError, UnsupportedRecordError
-from .fsutil import fsync_dir, fsync_path, make_dirs_durably, write_all
+from .errors import CorruptLogError, StorageError
+from .fsutil import fsync_dir, fsync_path, make_dirs_durably
 from .segment import (
-    FRAME_HEADER_SIZE,
+    DEFAULT_SEGMENT_BYTES,
+    MIN_SEGMENT_BYTES,
     SEGMENT_HEADER_SIZE,
     ScanResult,
     Segment,
     decode_frames,
     decode_segment_header,
     encode_frames,
-    encode_segment_header,
-    find_valid_frame,
     frame_records,
     iter_frame_bounds,
     scan_and_decode,
     scan_frames,
     segment_name,
 )
+from .segment_check import SegmentDamage, SegmentPlace, gap_reason, judge_scan
+from .segment_reader import undecodable
+from .segment_writer import SegmentWriter
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
     from .records import Record, RecordTypes
-
-DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
-MIN_SEGMENT_BYTES = SEGMENT_HEADER_SIZE + FRAME_HEADER_SIZE  # room for a header and one frame
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +77,7 @@ class RecordLog:
         self._startup_lock = threading.Lock()
         self._lock = threading.Lock()
         self.compaction_lock = threading.Lock()
-        self._fd: int | None = None
+        self._active: SegmentWriter | None = None  # the segment appends go to
         self._unsynced_paths: list[str] = []
         self._dir_dirty = False
         self._closed = False
@@ -105,7 +104,7 @@ class RecordLog:
             files = manifest.effective_segment_files(directory)
         else:
             make_dirs_durably(directory)
-            manifest.recover(directory)
+            manifest.finish_interrupted_compaction(directory)
             files = manifest.segment_files(directory)
         segments = _check_headers(directory, files, repair=repair, read_only=read_only)
         return cls(directory, types, segments, segment_bytes, repair=repair,
@@ -134,13 +133,13 @@ class RecordLog:
                 try:
                     yield from decode_frames(self._types, buf, SEGMENT_HEADER_SIZE, size)
                 except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                    raise _undecodable(self._types, segment.path, buf, size, exc) from exc
+                    raise undecodable(self._types, segment.path, buf, size, exc) from exc
             else:
                 try:
                     scan = yield from scan_and_decode(self._types, buf, SEGMENT_HEADER_SIZE,
                                                       len(buf))
                 except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                    raise _undecodable(self._types, segment.path, buf, len(buf), exc) from exc
+                    raise undecodable(self._types, segment.path, buf, len(buf), exc) from exc
                 self._accept_scan(index, buf, scan)
             index += 1
         self._ensure_ready()
@@ -167,33 +166,34 @@ class RecordLog:
             self._ready = True
 
     def _accept_scan(self, index: int, buf: bytes, scan: ScanResult) -> None:
-        """Record what validation found in segment ``index``: cut a torn tail, refuse damage."""
+        """Act on start-up's verdict on segment ``index``: cut a torn tail, refuse damage."""
         segment = self._segments[index]
-        is_last = index == len(self._segments) - 1
-        path = segment.path
-        if scan.unsupported:
-            raise UnsupportedRecordError(path, scan.valid_end, scan.problem or "")
-        if segment.sealed_end is not None and segment.base + scan.count > segment.sealed_end:
-            self._cut(index, path, 0, f"{scan.count} records exceed the sealed range "
-                                      f"[{segment.base}, {segment.sealed_end})")
+        following = self._segments[index + 1] if index + 1 < len(self._segments) else None
+        verdict = judge_scan(SegmentPlace.of(segment, following), buf, scan)
+        damage = verdict.damage
+        if damage is not None and damage.unsupported:
+            raise damage.error()
+        if damage is not None and damage.path == segment.path and damage.position == 0:
+            self._cut_at(index, damage)  # nothing of this segment can be kept
             return
-        segment.size, segment.count = scan.valid_end, scan.count
-        if scan.problem is not None:
-            if is_last and find_valid_frame(buf, scan.valid_end, len(buf)) is None:
-                if not self._read_only:
-                    log.warning("truncating torn tail of %s at byte %d (%s, %d bytes dropped)",
-                                path, scan.valid_end, scan.problem, len(buf) - scan.valid_end)
-                    _truncate(path, scan.valid_end)
-            else:
-                self._cut(index + 1, path, scan.valid_end, scan.problem)
-                _truncate(path, scan.valid_end)
-                self._validated = index + 1
-                return
-        if not is_last and segment.sealed_end is None:
-            following = self._segments[index + 1]
-            if following.base != segment.end:
-                self._cut(index + 1, following.path, 0, _gap_reason(segment.end, following.base))
+        segment.size, segment.count = verdict.valid_bytes, verdict.records
+        if verdict.torn_tail is not None and not self._read_only:
+            log.warning("truncating torn tail of %s at byte %d (%s, %d bytes dropped)",
+                        segment.path, verdict.valid_bytes, verdict.torn_tail,
+                        verdict.file_bytes - verdict.valid_bytes)
+            _truncate(segment.path, verdict.valid_bytes)
+        if damage is not None:
+            self._cut_at(index if damage.path == segment.path else index + 1, damage)
         self._validated = index + 1
+
+    def _cut_at(self, index: int, damage: SegmentDamage) -> None:
+        """Damage in segment ``index``: raise, or when repairing cut the log at it
+        (that segment from the damaged byte on, the whole of it from byte 0)."""
+        if damage.position == 0:
+            self._cut(index, damage.path, 0, damage.reason)
+            return
+        self._cut(index + 1, damage.path, damage.position, damage.reason)
+        _truncate(damage.path, damage.position)
 
     def _cut(self, drop_from: int, path: str, position: int, reason: str) -> None:
         """Damage at ``position`` in ``path``: raise, or when repairing drop the
@@ -215,21 +215,14 @@ class RecordLog:
                 self._create_segment(last.end if last else 0)
             self._sync_files()
             return
-        self._fd = os.open(last.path, os.O_RDWR)
-        os.lseek(self._fd, last.size, os.SEEK_SET)
+        self._active = SegmentWriter.reopen(last.path, last.base, last.size)
 
     def _create_segment(self, base: int) -> Segment:
         path = os.path.join(self._directory, segment_name(base))
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            write_all(fd, encode_segment_header(base, None))
-        except BaseException:
-            os.close(fd)
-            raise
+        self._active = SegmentWriter.create(path, base)
         segment = Segment(base, path, SEGMENT_HEADER_SIZE, 0)
         self._segments.append(segment)
         self._validated = len(self._segments)
-        self._fd = fd
         self._dir_dirty = True
         return segment
 
@@ -275,26 +268,20 @@ class RecordLog:
                 raise
 
     def _write(self, active: Segment, data: bytes, records: int) -> None:
-        assert self._fd is not None
-        try:
-            write_all(self._fd, data)
-        except OSError:
-            # Leave no partial frame behind if the OS lets us (disk full).
-            os.ftruncate(self._fd, active.size)
-            os.lseek(self._fd, active.size, os.SEEK_SET)
-            raise
+        assert self._active is not None
+        self._active.append(data)
         active.size += len(data)
         active.count += records
 
     def _roll(self) -> Segment:
         """Seal the active segment (recording its end) and start the next one."""
-        assert self._fd is not None
+        assert self._active is not None
         old = self._segments[-1]
         end = old.base + old.count
-        os.pwrite(self._fd, encode_segment_header(old.base, end), 0)
+        self._active.seal(end)
         old.sealed_end = end
-        os.close(self._fd)
-        self._fd = None
+        self._active.close()
+        self._active = None
         self._unsynced_paths.append(old.path)
         return self._create_segment(end)
 
@@ -308,10 +295,10 @@ class RecordLog:
     def _sync_files(self) -> None:
         with self._lock:
             self._check_writable()
-            assert self._fd is not None
+            assert self._active is not None
             paths, self._unsynced_paths = self._unsynced_paths, []
             dir_dirty, self._dir_dirty = self._dir_dirty, False
-            fd = os.dup(self._fd)
+            fd = os.dup(self._active.fileno())
         try:
             for path in paths:
                 fsync_path(path)
@@ -337,9 +324,9 @@ class RecordLog:
     def close(self) -> None:
         """Release the file descriptor; call :meth:`sync` first for durability."""
         with self._lock:
-            if self._fd is not None:
-                os.close(self._fd)
-                self._fd = None
+            if self._active is not None:
+                self._active.close()
+                self._active = None
             self._closed = True
 
     def __enter__(self) -> Self:
@@ -366,6 +353,13 @@ class RecordLog:
     def segments(self) -> tuple[Segment, ...]:
         with self._lock:
             return tuple(self._segments)
+
+    def places(self) -> list[SegmentPlace]:
+        """Each segment's place in the chain: what a reader needs to judge it alone
+        (``storage.segment_reader.judge_segment``), as start-up would."""
+        segments = self.segments
+        return [SegmentPlace.of(s, segments[i + 1] if i + 1 < len(segments) else None)
+                for i, s in enumerate(segments)]
 
     def segment_mark(self) -> tuple[int, int, int]:
         """(base, file identity, record count) of the active segment: a point in the log
@@ -466,7 +460,7 @@ def _check_headers(directory: str, files: dict[int, str], *, repair: bool,
         elif header[0] != base:
             problem = f"header says base {header[0]}, file name says {base}"
         elif expected is not None and base != expected:
-            problem = _gap_reason(expected, base)
+            problem = gap_reason(expected, base)
         else:
             segments.append(Segment(base, path, size, 0, header[1]))
             continue
@@ -481,21 +475,15 @@ def _check_headers(directory: str, files: dict[int, str], *, repair: bool,
     return segments
 
 
-def _gap_reason(expected: int, found: int) -> str:
-    what = "missing segment" if found > expected else "overlapping segment"
-    return f"{what}: expected a segment starting at position {expected}, found {found}"
-
-
 def _restart_torn_segment(base: int, path: str, problem: str, read_only: bool) -> Segment:
     """A crash while creating a segment left a partial header: start it afresh."""
     if not read_only:
         log.warning("rewriting the torn header of %s (%s)", path, problem)
-        fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+        writer = SegmentWriter.create(path, base, exclusive=False)
         try:
-            write_all(fd, encode_segment_header(base, None))
-            os.fsync(fd)
+            writer.sync()
         finally:
-            os.close(fd)
+            writer.close()
     return Segment(base, path, SEGMENT_HEADER_SIZE, 0)
 
 
@@ -511,16 +499,3 @@ def _truncate(path: str, size: int) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-def _undecodable(types: RecordTypes, path: str, buf: bytes, size: int,
-                 exc: Exception) -> CorruptLogError:
-    """Locate the first frame that passes its CRC but does not decode."""
-    position = SEGMENT_HEADER_SIZE
-    for frame_start, frame_end in iter_frame_bounds(buf, SEGMENT_HEADER_SIZE, size):
-        try:
-            list(decode_frames(types, buf, frame_start, frame_end))
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            position = frame_start
-            break
-    return CorruptLogError(path, position, f"record does not decode: {exc}")

@@ -107,8 +107,9 @@ def roll_forward(directory: str, manifest: CompactionManifest) -> None:
     fsync_dir(directory)
 
 
-def recover(directory: str) -> None:
-    """Resolve a compaction interrupted by a crash, before the segments are read."""
+def finish_interrupted_compaction(directory: str) -> None:
+    """Resolve a compaction interrupted by a crash, before the segments are read: roll a
+    committed swap forward, discard an uncommitted one's files."""
     manifest = read_manifest(directory)
     if manifest is not None:
         log.warning("finishing a compaction interrupted in %s", directory)
@@ -144,10 +145,12 @@ def effective_segment_files(directory: str) -> dict[int, str]:
         return files
     outputs = set(manifest.outputs)
     for name in manifest.inputs:
-        if name not in outputs:
-            files.pop(parse_segment_name(name), None)  # type: ignore[arg-type]
+        base = parse_segment_name(name)  # never None: decoding checked every name
+        if name not in outputs and base is not None:
+            files.pop(base, None)
     for name in manifest.outputs:
+        base = parse_segment_name(name)
         tmp = os.path.join(directory, temporary_name(name))
-        if os.path.exists(tmp):
-            files[parse_segment_name(name)] = tmp  # type: ignore[index]
+        if base is not None and os.path.exists(tmp):
+            files[base] = tmp
     return files

@@ -40,12 +40,11 @@ from .fsutil import (
     replace_durably,
     write_file_durably,
 )
+from .segment import DEFAULT_SEGMENT_BYTES, SEGMENT_SUFFIX
 
-DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
 LOG_START_FILE = "log-start-offset"
 REWRITTEN_SUFFIX = ".rewritten"  # a rewrite being written beside the partition's directory
 REPLACED_SUFFIX = ".replaced"  # the partition's directory, moved aside by a rewrite
-SEGMENT_SUFFIX = ".log"
 
 FRAME = struct.Struct("<IIBBHiqq")
 FRAME_SIZE = FRAME.size  # 32

@@ -11,6 +11,7 @@ older kcsim stay readable), and whoever opens a log passes the full set as one
 
 from __future__ import annotations
 
+from types import GenericAlias
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import msgspec
@@ -107,4 +108,4 @@ def _claim(index: dict[Any, RecordType], value: Any, t: RecordType, what: str) -
 
 def _pairs_of(t: RecordType) -> Any:
     """The msgspec type of a batch frame's payload: [key, value or nil] pairs."""
-    return list[tuple[t.key, t.value | None]]  # type: ignore[name-defined]
+    return GenericAlias(list, (GenericAlias(tuple, (t.key, t.value | None)),))

@@ -60,6 +60,10 @@ _SEGMENT_HEADER = struct.Struct("<4sHHQQ")
 _SEGMENT_HEADER_CRC = struct.Struct("<I4x")
 SEGMENT_HEADER_SIZE = _SEGMENT_HEADER.size + _SEGMENT_HEADER_CRC.size  # 32
 
+DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
+"""Where a segment rolls unless configured otherwise: the record log's, each partition
+log's and the compactors' outputs (one default, so a compacted log looks like a live one)."""
+
 FRAME = struct.Struct("<IIBBHqIH")
 FRAME_HEADER_SIZE = FRAME.size  # 26
 FRAME_PREFIX_SIZE = 8  # length + crc
@@ -72,6 +76,7 @@ _FRAME_BODY = struct.Struct("<BBHqIH")
 _MIN_LENGTH = FRAME_HEADER_SIZE - FRAME_PREFIX_SIZE
 IDENTITY_OFFSET = FRAME_HEADER_SIZE - 2  # type_id, then the key: one slice
 _MAGIC_BYTE = bytes([FRAME_MAGIC])
+MIN_SEGMENT_BYTES = SEGMENT_HEADER_SIZE + FRAME_HEADER_SIZE  # room for a header and one frame
 
 
 def segment_name(base: int) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import struct
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -103,6 +104,16 @@ def fold(records: Iterable[Record]) -> dict[Any, Any]:
         else:
             state[record.key] = record.value
     return state
+
+
+def frame_starts(path: Path) -> list[int]:
+    """Byte offsets of the frames of the segment file ``path``, walked by their lengths."""
+    data = path.read_bytes()
+    starts, pos = [], 32  # after the segment header
+    while pos < len(data):
+        starts.append(pos)
+        pos += 8 + struct.unpack_from("<I", data, pos)[0]
+    return starts
 
 
 def dir_size(path: Path) -> int:

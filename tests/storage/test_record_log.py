@@ -39,6 +39,7 @@ from .helpers import (
     EntryValue,
     entry,
     fold,
+    frame_starts,
     one_of_each_type,
     open_record_log,
 )
@@ -69,15 +70,6 @@ def replay(path: Path, **options) -> list[Record]:
 
 def commits(n: int, start: int = 0) -> list[Record]:
     return [entry("group", i % 7, start + i) for i in range(n)]
-
-
-def frame_starts(path: Path) -> list[int]:
-    data = path.read_bytes()
-    starts, pos = [], SEGMENT_HEADER_SIZE
-    while pos < len(data):
-        starts.append(pos)
-        pos += 8 + struct.unpack_from("<I", data, pos)[0]
-    return starts
 
 
 def flip_bit(path: Path, position: int) -> None:

@@ -10,7 +10,7 @@ import time
 import pytest
 import trio
 
-import kcsim.storage.log
+import kcsim.storage.segment_writer
 from kcsim.storage import (
     GroupCommitWriter,
     RecordLog,
@@ -113,7 +113,7 @@ async def test_write_error_fails_pending_and_later_commits(tmp_path, monkeypatch
         async with trio.open_nursery() as nursery:
             await nursery.start(writer.run)
             await writer.commit([entry("g", 0, 1)])
-            monkeypatch.setattr(kcsim.storage.log, "write_all", disk_full)
+            monkeypatch.setattr(kcsim.storage.segment_writer, "write_all", disk_full)
             for i in range(5):
                 nursery.start_soon(doomed, i)
         # run() returned on its own after the failure
