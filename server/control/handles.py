@@ -25,7 +25,7 @@ from .waits import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from ..shell import Server
+    from ..shell.server import Server
     from .faults import FaultRule, FaultStatus
     from .request_log import RequestRecord
     from .views import GroupView

@@ -18,7 +18,7 @@ from .handles import TrioControls
 from .http_routes import control_app
 
 if TYPE_CHECKING:
-    from ..shell import Server
+    from ..shell.server import Server
 
 log = logging.getLogger("kcsim.control")
 

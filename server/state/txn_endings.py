@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from .groups import log_failures
+from .failures import log_failures
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from kcsim.coordinator import Ending, TxnOutcome
     from kcsim.storage import Record
 
-    from ..broker import Broker
+    from .broker_state import BrokerState as Broker
 
 log = logging.getLogger("kcsim.transactions")
 

@@ -9,11 +9,11 @@ from typing import Any
 from kcsim.coordinator import GroupConfig, GroupCoordinator
 from kcsim.protocol.codecs import request_class
 from kcsim.protocol.record_batch import batch_producer, batch_records, control_type, iter_batches
-from kcsim.server.broker import Broker
 from kcsim.server.config import Config
-from kcsim.server.handlers.data_plane import fetch, produce
-from kcsim.server.handlers.txn_endings import settle
-from kcsim.server.topics import Partition, TopicRegistry
+from kcsim.server.requests.handlers.data_plane import fetch, produce
+from kcsim.server.state.broker_state import BrokerState as Broker
+from kcsim.server.state.topics import Partition, TopicRegistry
+from kcsim.server.state.txn_endings import settle
 
 from .fuzz.batches import batch
 

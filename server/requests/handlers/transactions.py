@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Any
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 
-from ..context import AfterDurable, Durable
-from ..dispatch import serves
+from ...state.answers import AfterDurable, Durable
+from ...state.txn_endings import settle
+from ..routes import serves
 from .groups import handle_group_request
-from .txn_endings import settle
 
 if TYPE_CHECKING:
     from kcsim.coordinator import TxnOutcome
 
-    from ..broker import Broker
+    from ...state.broker_state import BrokerState as Broker
     from ..context import RequestContext
 
 TxnOffsetCommitResponse = response_class(28)
