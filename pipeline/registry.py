@@ -1,7 +1,7 @@
 """The record types the pipeline decodes: the server's own registry, not a copy.
 
 A data directory's record log holds exactly what the server declares in
-``kcsim.server.record_types.RECORD_TYPES`` (the coordinator's records and the
+``kcsim.server.state.record_types.RECORD_TYPES`` (the coordinator's records and the
 broker's topic records), the registry ``server.durability`` opens the log
 with; reading through it means the pipeline decodes with the codecs start-up
 replay uses.
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kcsim.server.record_types import RECORD_TYPES
-from kcsim.server.topic_records import TopicKey, TopicValue
+from kcsim.server.state.record_types import RECORD_TYPES
+from kcsim.server.state.topic_records import TopicKey, TopicValue
 
 if TYPE_CHECKING:
     from kcsim.storage import Record, RecordTypes

@@ -1,4 +1,10 @@
-"""Assemble a server from its parts and run it until SIGINT/SIGTERM."""
+"""Wiring: assemble a server from its rooms, once, and run it until SIGINT/SIGTERM.
+
+`build` makes the broker state (topics, coordinators, the durable state replayed into
+them), the `__consumer_offsets` topic with its one durable hook, the request layer's
+dispatcher over the state, and the shell that serves it. Nothing is patched onto an
+object later.
+"""
 
 from __future__ import annotations
 
@@ -12,15 +18,16 @@ import trio
 
 from kcsim.coordinator import GroupConfig, GroupCoordinator
 
-from . import offsets_activation
-from .broker import Broker
 from .config import SETTINGS, validate
-from .control.clock import Clock
 from .durability import open_durability, remove_orphan_partitions, replay
-from .limits import log_connection_room, raise_open_file_limit
-from .offsets_topic import OffsetsTopic, ensure_topic
-from .shell import Server
-from .topics import TopicRegistry
+from .offsets import activation
+from .offsets.topic import OffsetsTopic, ensure_topic
+from .requests import Dispatcher
+from .shell.clock import Clock
+from .shell.limits import log_connection_room, raise_open_file_limit
+from .shell.server import Server
+from .state.broker_state import BrokerState
+from .state.topics import TopicRegistry
 
 if TYPE_CHECKING:
     from .config import Config
@@ -56,34 +63,33 @@ def build(config: Config, clock: Clock | None = None, *, loaded: bool = False) -
     clock = clock if clock is not None else Clock()
     if config.in_memory:
         topics = TopicRegistry()
-        broker = Broker(config, topics, GroupCoordinator(group_config(config), topics), clock)
+        state = BrokerState(config, topics, GroupCoordinator(group_config(config), topics), clock)
         topic = ensure_topic(topics, config.offsets_topic_num_partitions, lambda records: None)
-        view = OffsetsTopic(topic, clock.now_ms, broker.data_arrived.unpark_all,
+        view = OffsetsTopic(topic, clock.now_ms, state.data_arrived.unpark_all,
                             config.offsets_topic_value_version)
         view.compact_every = IN_MEMORY_COMPACT_EVERY
         view.tombstone_retention_ms = config.tombstone_retention_ms
-        broker.offsets_topic = view
-        broker.offsets_activation = offsets_activation.in_memory(view, broker)
-        return Server(config, broker)
+        state.offsets_topic = view
+        state.offsets_activation = activation.in_memory(view, state)
+        return Server(config, Dispatcher(state), clock)
     # The writer stamps records with the server's clock (wall-clock time until it serves).
     durability = open_durability(config, clock.now_ms)
     topics = TopicRegistry(durability.open_partition)
     try:
-        broker = Broker(config, topics, GroupCoordinator(group_config(config), topics), clock)
-        replay(durability, broker.apply_all)
+        state = BrokerState(config, topics, GroupCoordinator(group_config(config), topics), clock)
+        replay(durability, state.apply_all)
         remove_orphan_partitions(durability, set(topics.by_id))
         topic = ensure_topic(topics, config.offsets_topic_num_partitions,
                              durability.writer.commit_now)
-        view = OffsetsTopic(topic, clock.now_ms, broker.data_arrived.unpark_all,
+        view = OffsetsTopic(topic, clock.now_ms, state.data_arrived.unpark_all,
                             config.offsets_topic_value_version)
-        broker.offsets_topic = view
-        broker.offsets_activation = offsets_activation.on_disk(view, durability,
-                                                               config.data_dir)
+        state.offsets_topic = view
+        state.offsets_activation = activation.on_disk(view, durability, config.data_dir)
     except BaseException:
         topics.close()
         durability.close()
         raise
-    return Server(config, broker, durability)
+    return Server(config, Dispatcher(state), clock, durability)
 
 
 def ready_line(config: Config, server: Server, control_url: str | None = None) -> str:

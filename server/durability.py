@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from kcsim.storage import DataDirLock, GroupCommitWriter, PartitionLog, RecordLog, recover_rewrite
 
-from .offsets_checkpoint import Checkpointer
-from .record_types import RECORD_TYPES
+from .offsets.checkpoint import Checkpointer
+from .state.record_types import RECORD_TYPES
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -17,11 +17,11 @@ import trio
 
 from . import config as config_mod
 from .app import build
-from .control.clock import Clock
 from .control.handles import BlockingControls
+from .shell.clock import Clock
 
 if TYPE_CHECKING:
-    from .shell import Server
+    from .shell.server import Server
 
 
 class EmbeddedServer(BlockingControls):

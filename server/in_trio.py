@@ -20,7 +20,7 @@ from .control.handles import TrioControls
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from .shell import Server
+    from .shell.server import Server
 
 
 class TrioKcsim(TrioControls):

@@ -70,8 +70,8 @@ class _InProcess:
     def __init__(self, data_dir: Path) -> None:
         from kcsim.server import config as config_mod
         from kcsim.server.app import build
-        from kcsim.server.context import Peer
         from kcsim.server.listeners import Listener
+        from kcsim.server.requests import Peer
 
         config = config_mod.load(None, env={}, data_dir=str(data_dir), port=0,
                                  log_level="WARNING", fsync="never")

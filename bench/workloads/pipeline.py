@@ -101,7 +101,7 @@ def pipeline(ctx: RunContext) -> list[Figure]:
 
 
 def _embedded(data: Path, copy: Path, now_ms: int) -> dict[str, Any]:
-    from kcsim.server.record_types import RECORD_TYPES
+    from kcsim.server.state.record_types import RECORD_TYPES
     from kcsim.storage import RecordLog, compact
 
     shutil.copytree(data / "meta", copy / "meta")

@@ -267,7 +267,7 @@ def build_log(data_dir: Path, partitions: int, passes: int) -> dict[str, Any]:
     plus the topic records, straight into `data_dir/meta` with storage.RecordLog."""
     from kcsim.coordinator.records import OffsetCommitKey, OffsetCommitValue
     from kcsim.server.durability import RECORD_TYPES
-    from kcsim.server.topic_records import TopicKey, TopicValue
+    from kcsim.server.state.topic_records import TopicKey, TopicValue
     from kcsim.storage import Record, RecordLog
 
     started = time.perf_counter()

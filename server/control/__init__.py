@@ -1,8 +1,8 @@
-"""What tests steer a broker by (the public face is kcsim.testing).
+"""What tests add to a broker (the public face is kcsim.testing).
 
-One module per concern:
+One module per concern (the clock they advance, freeze and resume is the shell's,
+`shell/clock.py`; `handles` steers it):
 
-- `clock`: simulated time (advance, freeze, resume);
 - `faults`: fault rules matched at the dispatch point;
 - `request_log`: every answered request, decoded when queried;
 - `fields`: what a request names and what its answer reports;

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 import trio
 
-from .fields import GROUP_READERS, group_reader, topics_of
+from .fields import groups_of, topics_of
 from .names import ApiNames, error_code, error_name
 
 if TYPE_CHECKING:
@@ -242,8 +242,7 @@ class ApiRules:
             if more:
                 found, merged = found + more, bool(found)
         if self.by_group:
-            read = GROUP_READERS.get(type(request)) or group_reader(type(request))
-            for group in read(request):
+            for group in groups_of(request):
                 more = self.by_group.get(group)
                 if more:
                     found, merged = found + more, merged or bool(found)

@@ -20,17 +20,18 @@ _GROUP_KEY_TYPE = 0  # FindCoordinator key_type of a group
 
 
 _GROUP_LISTS = ("groups", "groups_names", "group_ids")
-GROUP_READERS: dict[type, Callable[[Any], tuple[str, ...]]] = {}  # request class -> reader
+_GROUP_READERS: dict[type, Callable[[Any], tuple[str, ...]]] = {}  # request class -> reader
 
 
 def groups_of(request: Any) -> tuple[str, ...]:
-    """The group ids a request is about, in the order it names them."""
-    reader = GROUP_READERS.get(type(request)) or group_reader(type(request))
+    """The group ids a request is about, in the order it names them: the one reading of
+    them (fault rules naming a group, the request log)."""
+    reader = _GROUP_READERS.get(type(request)) or _group_reader(type(request))
     return reader(request)
 
 
-def group_reader(cls: type) -> Callable[[Any], tuple[str, ...]]:
-    """How to read the groups of a request class (kept in GROUP_READERS): most name one
+def _group_reader(cls: type) -> Callable[[Any], tuple[str, ...]]:
+    """How to read the groups of a request class (kept in _GROUP_READERS): most name one
     `group_id` and nothing else, read with one attribute access (fault rules naming a
     group read it per request)."""
     fields = getattr(cls, "__struct_fields__", None)
@@ -40,7 +41,7 @@ def group_reader(cls: type) -> Callable[[Any], tuple[str, ...]]:
         reader = _group_id_only
     else:
         reader = _no_groups
-    GROUP_READERS[cls] = reader
+    _GROUP_READERS[cls] = reader
     return reader
 
 

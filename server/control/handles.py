@@ -9,7 +9,7 @@ first case and are awaited in the second. Everything returned is plain data
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .views import group_view, paused_view
 from .waits import (
@@ -25,12 +25,19 @@ from .waits import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from ..shell import Server
+    from ..shell.server import Server
     from .faults import FaultRule, FaultStatus
     from .request_log import RequestRecord
     from .views import GroupView
 
 T = TypeVar("T")
+
+
+class Runner(Protocol):
+    """How a control reaches the broker: calls `fn` on the broker's trio thread (or
+    directly, inside its run) and returns what it returned."""
+
+    def __call__(self, fn: Callable[[], T], /) -> T: ...
 
 
 class ClockControl:
@@ -41,7 +48,7 @@ class ClockControl:
     rebalance delay, offset retention, KIP-848 sessions, long-poll fetches), as if
     that time had passed. Clients keep their own clocks."""
 
-    def __init__(self, run: Callable[[Callable[[], Any]], Any], server: Callable[[], Server]) -> None:
+    def __init__(self, run: Runner, server: Callable[[], Server]) -> None:
         self._call = run
         self._server = server
 
@@ -81,7 +88,7 @@ class ClockControl:
 class FaultControl:
     """Fault rules (`kcsim.faults`); see kcsim.server.control.faults for the fields."""
 
-    def __init__(self, run: Callable[[Callable[[], Any]], Any], server: Callable[[], Server]) -> None:
+    def __init__(self, run: Runner, server: Callable[[], Server]) -> None:
         self._call = run
         self._server = server
 
@@ -92,14 +99,14 @@ class FaultControl:
 
     def get(self, rule_id: int) -> FaultStatus:
         """The rule and how often it matched, fired and holds requests now."""
-        return self._call(lambda: self._server().broker.faults.get(rule_id))  # type: ignore[no-any-return]
+        return self._call(lambda: self._server().broker.faults.get(rule_id))
 
     def list(self) -> list[FaultStatus]:
-        return self._call(lambda: self._server().broker.faults.list())  # type: ignore[no-any-return]
+        return self._call(lambda: self._server().broker.faults.list())
 
     def remove(self, rule_id: int) -> FaultStatus:
         """Uninstall a rule (requests it holds go on); returns its final counts."""
-        return self._call(lambda: self._server().broker.faults.remove(rule_id))  # type: ignore[no-any-return]
+        return self._call(lambda: self._server().broker.faults.remove(rule_id))
 
     def clear(self) -> None:
         self._call(lambda: self._server().broker.faults.clear())
@@ -111,13 +118,13 @@ class FaultControl:
     def coordinator(self, group: str, state: str) -> int | None:
         """Make `group`'s coordinator "loading" (COORDINATOR_LOAD_IN_PROGRESS),
         "unavailable" (COORDINATOR_NOT_AVAILABLE) or "available" again."""
-        return self._call(lambda: self._server().broker.faults.coordinator(group, state))  # type: ignore[no-any-return]
+        return self._call(lambda: self._server().broker.faults.coordinator(group, state))
 
 
 class Controls:
     """The clock, faults, request log and group views of one broker."""
 
-    def __init__(self, run: Callable[[Callable[[], Any]], Any], server: Callable[[], Server]) -> None:
+    def __init__(self, run: Runner, server: Callable[[], Server]) -> None:
         self._call = run
         self._server = server
         self.clock = ClockControl(run, server)
@@ -130,7 +137,7 @@ class Controls:
         group, client id, version, an error name in the answer, connection number, and
         `since` (only those with a larger seq)."""
         filters = _filters(api, group, client_id, version, error, connection, since)
-        return self._call(lambda: self._server().broker.request_log.query(**filters))  # type: ignore[no-any-return]
+        return self._call(lambda: self._server().broker.request_log.query(**filters))
 
     def clear_requests(self) -> None:
         self._call(lambda: self._server().broker.request_log.clear())
@@ -142,12 +149,12 @@ class Controls:
     def group(self, group: str) -> GroupView | None:
         """The group as the coordinator holds it now (None: no such group)."""
         check, _ = group_condition(group, None, None)
-        return self._call(lambda: check(self._server())[1])  # type: ignore[no-any-return]
+        return self._call(lambda: check(self._server())[1])
 
     def committed(self, group: str) -> dict[tuple[str, int], int]:
         """The group's committed offsets by (topic, partition)."""
         check, _ = committed_condition(group, {})
-        return self._call(lambda: check(self._server())[1])  # type: ignore[no-any-return]
+        return self._call(lambda: check(self._server())[1])
 
     def groups(self) -> list[GroupView]:
         """Every group the coordinator holds now, classic and KIP-848, by group id."""
@@ -156,13 +163,13 @@ class Controls:
             found = (group_view(broker.groups, broker.topics.topic_name, g)
                      for g in sorted(broker.groups.groups() if broker.groups else ()))
             return [v for v in found if v is not None]
-        return self._call(views)  # type: ignore[no-any-return]
+        return self._call(views)
 
     def paused(self, group: str) -> dict[str, list[int]]:
         """The group's paused partitions (KIP-1249) by topic."""
         if not isinstance(group, str):
             raise ValueError(f"group: expected a group id, got {group!r}")
-        return self._call(lambda: paused_view(self._server().broker.groups, group))  # type: ignore[no-any-return]
+        return self._call(lambda: paused_view(self._server().broker.groups, group))
     def pending_offsets(self, group: str) -> dict[tuple[str, int], int]:
         """The group's offsets pending in open transactions by (topic, partition) (the newest
         if several producers have one for a partition)."""
@@ -172,11 +179,11 @@ class Controls:
                 return {}
             return {tp: value.offset for offsets in groups.pending_offsets(group).values()
                     for tp, value in offsets.items()}
-        return self._call(read)  # type: ignore[no-any-return]
+        return self._call(read)
 
     def transaction(self, transactional_id: str) -> tuple[int, int, str] | None:
         """(producer id, epoch, state) of a transactional id, as the coordinator holds it."""
-        return self._call(  # type: ignore[no-any-return]
+        return self._call(
             lambda: self._server().broker.transactions.producer_epochs().get(transactional_id))
 
 
@@ -194,14 +201,14 @@ class BlockingControls(Controls):
         """Return the group once it is in `state` (case-insensitive; a missing group is
         Dead) with `members` members, whichever are given."""
         check, what = group_condition(group, state, members)
-        return wait_blocking(self._call, self._server, check, what, timeout)  # type: ignore[no-any-return]
+        return wait_blocking(self._call, self._server, check, what, timeout)
 
     def wait_for_committed(self, group: str, offsets: Mapping[tuple[str, int], int],
                            timeout: float = DEFAULT_TIMEOUT_S) -> dict[tuple[str, int], int]:
         """Return the group's committed offsets once each given (topic, partition) has the
         given offset; `{}` waits until the group has none."""
         check, what = committed_condition(group, offsets)
-        return wait_blocking(self._call, self._server, check, what, timeout)  # type: ignore[no-any-return]
+        return wait_blocking(self._call, self._server, check, what, timeout)
 
     def wait_for_request(self, api: Any = None, *, count: int = 1, group: str | None = None,
                          client_id: str | None = None, version: int | None = None,
@@ -210,14 +217,14 @@ class BlockingControls(Controls):
         """Return the matching answered requests (as `requests`) once there are `count`."""
         check, what = request_condition(
             _filters(api, group, client_id, version, error, connection, since), count)
-        return wait_blocking(self._call, self._server, check, what, timeout)  # type: ignore[no-any-return]
+        return wait_blocking(self._call, self._server, check, what, timeout)
 
     def wait_for_fault(self, rule_id: int, *, fired: int | None = None, held: int | None = None,
                        timeout: float = DEFAULT_TIMEOUT_S) -> FaultStatus:
         """Return the rule's status once it fired `fired` times and/or holds `held` requests
         (neither given: once it fired)."""
         check, what = fault_condition(rule_id, fired, held)
-        return wait_blocking(self._call, self._server, check, what, timeout)  # type: ignore[no-any-return]
+        return wait_blocking(self._call, self._server, check, what, timeout)
 
 
 class TrioControls(Controls):
@@ -230,12 +237,12 @@ class TrioControls(Controls):
                              members: int | None = None,
                              timeout: float = DEFAULT_TIMEOUT_S) -> GroupView | None:
         check, what = group_condition(group, state, members)
-        return await wait_trio(self._server, check, what, timeout)  # type: ignore[no-any-return]
+        return await wait_trio(self._server, check, what, timeout)
 
     async def wait_for_committed(self, group: str, offsets: Mapping[tuple[str, int], int],
                                  timeout: float = DEFAULT_TIMEOUT_S) -> dict[tuple[str, int], int]:
         check, what = committed_condition(group, offsets)
-        return await wait_trio(self._server, check, what, timeout)  # type: ignore[no-any-return]
+        return await wait_trio(self._server, check, what, timeout)
 
     async def wait_for_request(self, api: Any = None, *, count: int = 1, group: str | None = None,
                                client_id: str | None = None, version: int | None = None,
@@ -243,13 +250,13 @@ class TrioControls(Controls):
                                timeout: float = DEFAULT_TIMEOUT_S) -> list[RequestRecord]:
         check, what = request_condition(
             _filters(api, group, client_id, version, error, connection, since), count)
-        return await wait_trio(self._server, check, what, timeout)  # type: ignore[no-any-return]
+        return await wait_trio(self._server, check, what, timeout)
 
     async def wait_for_fault(self, rule_id: int, *, fired: int | None = None,
                              held: int | None = None,
                              timeout: float = DEFAULT_TIMEOUT_S) -> FaultStatus:
         check, what = fault_condition(rule_id, fired, held)
-        return await wait_trio(self._server, check, what, timeout)  # type: ignore[no-any-return]
+        return await wait_trio(self._server, check, what, timeout)
 
 
 def _direct(fn: Callable[[], T]) -> T:

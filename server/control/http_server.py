@@ -18,7 +18,7 @@ from .handles import TrioControls
 from .http_routes import control_app
 
 if TYPE_CHECKING:
-    from ..shell import Server
+    from ..shell.server import Server
 
 log = logging.getLogger("kcsim.control")
 
@@ -37,4 +37,6 @@ async def serve_control(server: Server, host: str, port: int, *,
     config.errorlog = log
     config.graceful_timeout = 0.5
     app = control_app(TrioControls(lambda: server))
+    # hypercorn types the app by its own scope and event TypedDicts; ControlApp reads them
+    # as plain mappings, which they are.
     await serve(app, config, task_status=task_status)  # type: ignore[arg-type]

@@ -19,7 +19,7 @@ from .views import committed_view, group_view
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from ..shell import Server
+    from ..shell.server import Server
     from .request_log import RequestRecord
     from .views import GroupView
 

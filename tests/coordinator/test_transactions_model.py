@@ -236,7 +236,7 @@ def test_a_restart_before_the_markers_were_written_writes_them():
     m.produce("out", 0, [b"x"], pid=pid, epoch=epoch, txn_id="tx")
     m.produce("out", 1, [b"y"], pid=pid, epoch=epoch, txn_id="tx")
     outcome = m.broker.transactions.end_txn(3, _end_request("tx", pid, epoch, False), m.now)
-    from kcsim.server.handlers.txn_endings import settle
+    from kcsim.server.state.txn_endings import settle
 
     records, _markers_never_written = settle(m.broker, outcome, m.now)
     m.log += records
@@ -307,7 +307,7 @@ def test_txn_offset_commit_checks_a_consumer_group_member_s_epoch():
 
 def test_describe_producers_shows_each_producer_and_its_open_transaction():
     from kcsim.protocol.codecs import request_class
-    from kcsim.server.handlers.transactions import describe_producers
+    from kcsim.server.requests.handlers.transactions import describe_producers
 
     from .txn_model import Ctx
 

@@ -17,7 +17,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from kcsim.server.handlers.txn_endings import settle
+from kcsim.server.state.txn_endings import settle
 
 from .txn_model import EndTxn, Model
 

@@ -10,11 +10,11 @@ from kcsim.coordinator import GroupConfig, GroupCoordinator
 from kcsim.coordinator.txn_offsets import producer_error
 from kcsim.protocol.codecs import request_class
 from kcsim.protocol.record_batch import batch_producer, batch_records, control_type, iter_batches
-from kcsim.server.broker import Broker
 from kcsim.server.config import Config
-from kcsim.server.handlers.data_plane import fetch, produce
-from kcsim.server.handlers.txn_endings import settle
-from kcsim.server.topics import Partition, TopicRegistry
+from kcsim.server.requests.handlers.data_plane import fetch, produce
+from kcsim.server.state.broker_state import BrokerState as Broker
+from kcsim.server.state.topics import Partition, TopicRegistry
+from kcsim.server.state.txn_endings import settle
 from tests.server.fuzz.batches import batch
 
 InitProducerId = request_class(22)

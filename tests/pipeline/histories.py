@@ -30,8 +30,8 @@ from kcsim.coordinator.records import (
     PausedTopicPartitionsValue,
     TopicPartitions,
 )
-from kcsim.server.record_types import RECORD_TYPES
-from kcsim.server.topic_records import TopicKey, TopicValue
+from kcsim.server.state.record_types import RECORD_TYPES
+from kcsim.server.state.topic_records import TopicKey, TopicValue
 from kcsim.storage import Record, RecordLog
 
 if TYPE_CHECKING:

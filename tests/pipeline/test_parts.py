@@ -13,7 +13,7 @@ import pytest
 from kcsim.pipeline.columns import record_columns
 from kcsim.pipeline.compression import CompressionError, decompress
 from kcsim.pipeline.group_history import fold
-from kcsim.server.record_types import RECORD_TYPES
+from kcsim.server.state.record_types import RECORD_TYPES
 
 DATA = b"kafka records section " * 500
 

@@ -10,7 +10,7 @@ import pytest
 
 from kcsim.pipeline.tears import find_tears
 from kcsim.server.cli import main
-from kcsim.server.record_types import RECORD_TYPES
+from kcsim.server.state.record_types import RECORD_TYPES
 from kcsim.storage import CorruptLogError, RecordLog
 
 from . import scenario

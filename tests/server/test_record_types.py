@@ -31,7 +31,7 @@ from kcsim.coordinator.records import (
     TxnPartitions,
 )
 from kcsim.server.durability import RECORD_TYPES
-from kcsim.server.topic_records import TopicKey, TopicValue
+from kcsim.server.state.topic_records import TopicKey, TopicValue
 from kcsim.storage import Record, RecordLog
 from kcsim.storage.segment import segment_name
 

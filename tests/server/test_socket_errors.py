@@ -10,7 +10,7 @@ import pytest
 
 from kcsim.protocol.codecs import codec
 from kcsim.protocol.headers import RequestHeader, encode_request_header
-from kcsim.server import socket_io
+from kcsim.server.shell import socket_io
 
 
 def _api_versions(sock: socket.socket, correlation_id: int) -> int:

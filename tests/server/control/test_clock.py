@@ -8,7 +8,7 @@ import pytest
 import trio
 import trio.testing
 
-from kcsim.server.control.clock import Clock
+from kcsim.server.shell.clock import Clock
 
 from ..rawgroup import RawMember, connect, create_topic, fetch
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from kcsim.protocol.codecs import response_class
 
-from ..dispatch import serves
+from ..routes import served, serves
 
 ApiVersionsResponse = response_class(18)
 _INVALID_REQUEST = 42
@@ -19,5 +19,5 @@ def _constant(broker: Any) -> int:
 @serves(18, cache_state=_constant)
 def api_versions(broker: Any, ctx: Any, request: Any) -> Any:
     """The table never changes while a server runs, so answers are cached."""
-    table = broker.advertised_versions(ApiVersionsResponse)
+    table = served(broker.config).advertised(ApiVersionsResponse)
     return ApiVersionsResponse(error_code=0, api_keys=table, throttle_time_ms=0)

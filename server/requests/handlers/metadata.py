@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 
-from ..dispatch import serves
-from ..offsets_topic import is_internal
-from ..routing import broker_nodes, coordinator_node
-from ..topics import topic_name_problem
+from ...offsets.topic import is_internal
+from ...state.routing import broker_nodes, coordinator_node
+from ...state.topics import topic_name_problem
+from ..routes import serves
 from .topic_admin import topic_record
+
+if TYPE_CHECKING:
+    from ...state.broker_state import BrokerState
 
 MetadataResponse = response_class(3)
 FindCoordinatorResponse = response_class(10)
@@ -46,8 +49,8 @@ def _brokers(broker: Any, ctx: Any) -> list[Any]:
             for node, host, port in broker_nodes(broker.config, ctx.listener)]
 
 
-def _topics_version(broker: Any) -> int:
-    return broker.topics.version  # type: ignore[no-any-return]
+def _topics_version(broker: BrokerState) -> int:
+    return broker.topics.version
 
 
 @serves(3, cache_state=_topics_version)

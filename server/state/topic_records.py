@@ -2,7 +2,7 @@
 
 Topics are broker state, not group state, so the broker declares their record
 itself. It shares the server's record log with the coordinator's records and
-replays through the same apply path (``Broker.apply``).
+replays through the same apply path (``BrokerState.apply``).
 """
 
 from __future__ import annotations

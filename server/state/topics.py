@@ -126,15 +126,15 @@ class Partition:
 
     @property
     def log_start_offset(self) -> int:
-        return self.store.log_start_offset  # type: ignore[no-any-return]
+        return self.store.log_start_offset
 
     @property
     def log_end_offset(self) -> int:
-        return self.store.log_end_offset  # type: ignore[no-any-return]
+        return self.store.log_end_offset
 
     @property
     def high_watermark(self) -> int:
-        return self.store.log_end_offset  # type: ignore[no-any-return]
+        return self.store.log_end_offset
 
     def _rebuild_index(self) -> None:
         offset = self.store.log_start_offset
@@ -163,7 +163,7 @@ class Partition:
         self.store.append(base, info.last_offset_delta, with_base_offset(batch, base),
                           info.max_timestamp)
         self._index(base, info)
-        return base  # type: ignore[no-any-return]
+        return base
 
     def rewrite(self, batches: list[tuple[int, int, bytes, int]], log_start: int) -> None:
         """Replace the batches by `batches` (base, last offset delta, bytes, max timestamp)

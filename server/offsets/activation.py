@@ -15,6 +15,13 @@ up, and a start that finds none does no topic work at all. In memory it lasts fo
 the process; until then the newest record of each key is kept (a dict entry, no
 encoding), since there is no log to fill the topic from. Either way the state is
 read and encoded in a worker thread, so other requests are served meanwhile.
+
+One hook is told of durable records: `Activation.durable`, set once (in memory at
+start, as the state's `on_durable`; on disk as the writer's `on_durable`, from the
+first read on, so an inactive topic costs commits nothing). What it does follows
+the topic's life: in memory it folds records into the newest of each key until the
+first read; while the topic is filled it keeps them aside; once active it appends
+them to the topic (on disk through the checkpointer, which checkpoints now and then).
 """
 
 from __future__ import annotations
@@ -24,29 +31,68 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from .offsets_checkpoint import Checkpointer, bring_up_to_date, logged_state, read_checkpoint
-from .offsets_topic import state_of
+from .checkpoint import Checkpointer, bring_up_to_date, logged_state, read_checkpoint
+from .topic import state_of
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
 
     from kcsim.storage import Record
 
-    from .broker import Broker
-    from .durability import Durability
-    from .offsets_topic import OffsetsTopic
+    from ..durability import Durability
+    from ..state.broker_state import BrokerState
+    from .topic import OffsetsTopic
 
 log = logging.getLogger("kcsim.offsets_topic")
 
 
-class Activation:
-    """Whether the topic is written yet, and the one fill that makes it so."""
+class LatestRecords:
+    """The newest record of each key, folded from what commits make durable in memory:
+    the state an in-memory topic is filled from when it is first read."""
 
-    def __init__(self, view: OffsetsTopic, fill: Callable[[], Awaitable[int]]) -> None:
+    def __init__(self) -> None:
+        self.records: dict[Any, Record] = {}
+
+    def __call__(self, records: Sequence[Record]) -> None:
+        latest = self.records
+        for record in records:
+            if record.value is None:
+                latest.pop(record.key, None)
+            else:
+                latest[record.key] = record
+
+
+class Activation:
+    """Whether the topic is written yet, the one fill that makes it so, and the one hook
+    (`durable`) told of every run of records once durable."""
+
+    def __init__(self, view: OffsetsTopic, follow: Callable[[Sequence[Record]], None],
+                 fill: Callable[[], Awaitable[int]], latest: LatestRecords | None = None) -> None:
         self.view = view
         self.active = False
+        self._follow = follow  # once active: append to the topic
         self._fill = fill
+        self.latest = latest  # in memory, until the first read: each key's newest record
+        self._aside: list[Record] | None = None  # while the topic is filled
         self._filling = trio.Lock()
+
+    def durable(self, records: Sequence[Record]) -> None:
+        """The hook: records just made durable, in the writer's order."""
+        if self.active:
+            self._follow(records)
+        elif self._aside is not None:
+            self._aside.extend(records)
+        elif self.latest is not None:
+            self.latest(records)
+
+    def keep_aside(self) -> None:
+        """From now on keep durable records aside (the fill reads the state meanwhile)."""
+        self._aside = []
+
+    def kept(self) -> list[Record]:
+        """What was kept aside, no longer kept."""
+        kept, self._aside = self._aside or [], None
+        return kept
 
     async def activate(self) -> None:
         """Fill the topic and keep it from now on; readers arriving meanwhile wait for
@@ -67,7 +113,7 @@ def on_disk(view: OffsetsTopic, durability: Durability, data_dir: str) -> Activa
     writer = durability.writer
 
     def follow() -> None:
-        writer.on_durable = checkpointer.durable
+        writer.on_durable = activation.durable
         writer.on_compacted = view.compaction_due
         durability.checkpointer = checkpointer
 
@@ -76,25 +122,24 @@ def on_disk(view: OffsetsTopic, durability: Durability, data_dir: str) -> Activa
         # commits made durable: those are kept aside and written after the state read
         # (which may have seen some of them already). No compaction moves the segments
         # under the read.
-        arrived: list[Record] = []
         async with writer.compactions_held():
             try:
                 async with writer.between_flushes():  # no flush half done: each later
-                    writer.on_durable = arrived.extend  # one tells `arrived`
+                    activation.keep_aside()  # one is kept aside
+                    writer.on_durable = activation.durable
                 state = await trio.to_thread.run_sync(
                     logged_state, durability.log, view.offset_value_version)
                 async with writer.between_flushes():  # whatever the read saw is durable now
                     added = view.resync(state)
-                    view.append(arrived)
+                    view.append(activation.kept())
                     checkpointer.write(sync=True)  # active for good, even if the machine stops
                     follow()
             except BaseException:
-                if durability.checkpointer is None:
-                    writer.on_durable = None
+                activation.kept()  # dropped: the next first read fills again
                 raise
         return added
 
-    activation = Activation(view, fill)
+    activation = Activation(view, checkpointer.durable, fill)
     if read_checkpoint(data_dir) is not None:
         how, added = bring_up_to_date(view, durability.log, data_dir)
         if added:
@@ -105,43 +150,26 @@ def on_disk(view: OffsetsTopic, durability: Durability, data_dir: str) -> Activa
     return activation
 
 
-class LatestRecords:
-    """The newest record of each key, folded from what commits make durable in memory:
-    the state an in-memory topic is filled from when it is first read."""
-
-    def __init__(self) -> None:
-        self.records: dict[Any, Record] = {}
-
-    def __call__(self, records: Sequence[Record]) -> None:
-        latest = self.records
-        for record in records:
-            if record.value is None:
-                latest.pop(record.key, None)
-            else:
-                latest[record.key] = record
-
-
-def in_memory(view: OffsetsTopic, broker: Broker) -> Activation:
-    """The topic of an in-memory broker: the broker's `on_durable` folds records into
-    :class:`LatestRecords` until the first read, and appends them to the topic after."""
+def in_memory(view: OffsetsTopic, state: BrokerState) -> Activation:
+    """The topic of an in-memory broker: the state's `on_durable` is the activation's hook,
+    which folds records into :class:`LatestRecords` until the first read and appends them
+    to the topic after."""
     latest = LatestRecords()
-    broker.on_durable = latest
 
     async def fill() -> int:
         # Encoded in a worker thread, as on disk; what commits apply meanwhile waits aside.
         records = list(latest.records.values())
-        arrived: list[Record] = []
-        broker.on_durable = arrived.extend
+        activation.keep_aside()
         try:
-            state = await trio.to_thread.run_sync(state_of, records, view.offset_value_version)
+            read = await trio.to_thread.run_sync(state_of, records, view.offset_value_version)
         except BaseException:
-            latest(arrived)
-            broker.on_durable = latest
+            latest(activation.kept())
             raise
         latest.records.clear()
-        added = view.resync(state)
-        view.append(arrived)
-        broker.on_durable = view.append
+        added = view.resync(read)
+        view.append(activation.kept())
         return added
 
-    return Activation(view, fill)
+    activation = Activation(view, view.append, fill, latest)
+    state.on_durable = activation.durable
+    return activation

@@ -6,7 +6,7 @@ the records of a segment, so per-partition offsets derived from it could not
 be both dense and stable across restarts. The topic is an ordinary internal
 topic of the broker (its partitions are partition logs like any topic's, so
 Fetch, ListOffsets and long polls serve it unchanged); once a client has read it
-(`offsets_activation`), every record the coordinator makes durable is appended to
+(`activation`), every record the coordinator makes durable is appended to
 it, in Kafka's format
 (`kcsim.coordinator.kafka_format`), once the writer has made it durable and
 in the writer's order, so a reader never sees a change kcsim could still lose.
@@ -14,7 +14,7 @@ Each compaction of the record log compacts the topic too, a partition at a time
 (:meth:`OffsetsTopic.run_compactions`).
 
 What a start does to bring the topic up to date with the replayed log is in
-`offsets_checkpoint`; this module appends, catches up, resyncs and compacts.
+`checkpoint`; this module appends, catches up, resyncs and compacts.
 """
 
 from __future__ import annotations
@@ -39,12 +39,12 @@ from kcsim.coordinator.records import OffsetCommitKey
 from kcsim.protocol.record_batch import KafkaRecord, batch_records, encode_batch
 from kcsim.storage import Record
 
-from .topic_records import TopicKey, TopicValue
+from ..state.topic_records import TopicKey, TopicValue
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
-    from .topics import Topic, TopicRegistry
+    from ..state.topics import Topic, TopicRegistry
 
 log = logging.getLogger("kcsim.offsets_topic")
 

@@ -1,10 +1,10 @@
-"""The trio shell: listener, one task per connection, the coordinator's timer.
+"""The trio shell: listeners, one task per connection, the coordinators' timer.
 
 The shell owns everything that is not pure: the sockets, the clock (`clock`,
-which tests may advance, freeze and resume), the timer that ticks the group
-coordinator, and durability. The broker turns each request frame into a
-`Reply`; the shell makes a reply's records durable (one group commit for every
-answer it has in hand), then sends. After every batch that reached a handler
+which tests may advance, freeze and resume), the timer that ticks both
+coordinators, and durability. The request layer (`Server.broker`, a Dispatcher)
+turns each request frame into an answer; the shell makes a reply's records durable
+(one group commit for every answer it has in hand), then sends. After every batch that reached a handler
 (answers from the response cache change nothing) and every tick it tells
 waiting tests that the state may have changed.
 
@@ -35,20 +35,20 @@ import trio
 
 from kcsim.storage import StorageError
 
-from .broker import Broker, ProtocolViolation
-from .context import Peer, withdraw
-from .handlers.groups import log_failures
+from ..requests import Peer, ProtocolViolation, Reply, withdraw
+from ..state.failures import log_failures
 from .socket_io import DirectSocket
 
 if TYPE_CHECKING:
     from kcsim.coordinator import Outcome
     from kcsim.storage import Record
 
-    from .config import Config
-    from .context import Released
-    from .control.clock import Clock
-    from .durability import Durability
-    from .listeners import Listener
+    from ..config import Config
+    from ..durability import Durability
+    from ..listeners import Listener
+    from ..requests import Dispatcher
+    from ..state.answers import Released
+    from .clock import Clock
 
 log = logging.getLogger("kcsim.server")
 
@@ -70,11 +70,12 @@ class ConnectionAbort(Exception):
 class Server:
     """A kcsim broker bound to a TCP port."""
 
-    def __init__(self, config: Config, broker: Broker | None = None,
+    def __init__(self, config: Config, broker: Dispatcher, clock: Clock,
                  durability: Durability | None = None) -> None:
         self.config = config
-        self.broker = broker if broker is not None else Broker(config)
-        self.clock: Clock = self.broker.clock  # one clock: the broker reads it for long polls
+        self.broker = broker  # the request layer's face: `process`, and what tests steer
+        self.state = broker.state  # what the timer ticks and answers are released by
+        self.clock = clock  # one clock: the state reads it for long polls
         self.durability = durability
         # Records go through the writer; its policy alone decides whether to wait.
         self._writer = durability.writer if durability is not None else None
@@ -98,7 +99,7 @@ class Server:
         fsync policy defines it (nothing to wait for), False when `_durable` must wait."""
         writer = self._writer
         if writer is None:
-            on_durable = self.broker.on_durable
+            on_durable = self.state.on_durable
             if on_durable is not None and records:
                 on_durable(records)
             return True
@@ -167,8 +168,8 @@ class Server:
                     await self._tick()
                     nursery.start_soon(self._timer)
                     nursery.start_soon(self._reap_idle)
-                    if self.broker.offsets_topic is not None:
-                        nursery.start_soon(self.broker.offsets_topic.run_compactions)
+                    if self.state.offsets_topic is not None:
+                        nursery.start_soon(self.state.offsets_topic.run_compactions)
                     for listener, address in bound:
                         nursery.start_soon(self._accept, listener, address, nursery)
                     task_status.started(self.port)
@@ -191,7 +192,7 @@ class Server:
                     durability.checkpointer.write(sync=True)
                 except (OSError, StorageError) as exc:
                     log.warning("could not checkpoint __consumer_offsets: %s", exc)
-        self.broker.topics.close()
+        self.state.topics.close()
         if durability is not None:
             durability.close()
             self.durability = None
@@ -204,7 +205,7 @@ class Server:
         scope = self._timer_scope
         if scope is None:
             return
-        deadline = self.broker.next_deadline()
+        deadline = self.state.next_deadline()
         if force or (deadline is not None and deadline != self._armed_ms):
             self._armed_ms = deadline
             at = self.clock.to_trio(deadline) if deadline is not None else math.inf
@@ -212,9 +213,9 @@ class Server:
                 scope.deadline = at
 
     async def _timer(self) -> None:
-        broker = self.broker
+        state = self.state
         while True:
-            deadline = broker.next_deadline()
+            deadline = state.next_deadline()
             with trio.CancelScope() as scope:
                 scope.deadline = self.clock.to_trio(deadline) if deadline is not None else math.inf
                 self._armed_ms = deadline
@@ -225,19 +226,18 @@ class Server:
 
     async def _tick(self) -> None:
         """Fire what is due now; answers wait for the records it wrote to be durable."""
-        broker = self.broker
-        outcome = broker.tick(self.clock.now_ms())
+        outcome = self.state.tick(self.clock.now_ms())
         if outcome.failures:
             log_failures(outcome.failures)
         await self._durable(outcome.records)
-        broker.release(outcome.responses)
-        broker.changes.notify()
+        self.state.release(outcome.responses)
+        self.broker.changes.notify()
 
     def _clock_changed(self) -> None:
         """A test advanced, froze or resumed the clock: fire every deadline now due (in
         order, each at its own time), re-arm the timer, wake long polls to look again."""
         if self._nursery is not None:
-            outcome = self.broker.tick(self.clock.now_ms())
+            outcome = self.state.tick(self.clock.now_ms())
             if outcome.failures:
                 log_failures(outcome.failures)
             try:
@@ -245,11 +245,11 @@ class Server:
             except ConnectionAbort:  # storage failed: the server is stopping
                 return
             if durable:
-                self.broker.release(outcome.responses)
+                self.state.release(outcome.responses)
             else:
                 self._nursery.start_soon(self._release_when_durable, outcome)
             self._rearm(force=True)
-        self.broker.data_arrived.unpark_all()
+        self.state.data_arrived.unpark_all()
         self.broker.changes.notify()
 
     async def _release_when_durable(self, outcome: Outcome) -> None:
@@ -259,7 +259,7 @@ class Server:
         except StorageError as exc:
             self.fatal(exc)
             return
-        self.broker.release(outcome.responses)
+        self.state.release(outcome.responses)
         self.broker.changes.notify()
 
     # -- connections --------------------------------------------------------
@@ -344,131 +344,184 @@ class Server:
                     conn.scope.cancel()
 
     async def _serve_stream(self, stream: DirectSocket, conn: _Connection) -> None:
+        """A connection's requests, in order, until it closes. Each receive is a batch:
+        read what arrived, cut its complete frames and answer them (`_answer_frames`,
+        `_take`), make the answers' records durable in one group commit and send the
+        answers in one write; an incomplete frame is carried over to the next receive."""
         broker = self.broker
-        changed = broker.changes.notify
-        max_frame = self.config.max_frame_bytes
-        unpack = _SIZE.unpack_from
-        pending: bytes | bytearray = b""  # an incomplete frame carried over to the next receive
+        batch = _Batch()
+        carry: bytes | bytearray = b""
         while True:
-            data = await stream.receive(_RECV)
-            if not data:
+            received = await stream.receive(_RECV)
+            if not received:
                 return
             conn.received += 1
-            if pending:
-                pending += data
-                data = pending  # type: ignore[assignment]
+            data: bytes | bytearray = received
+            if carry:
+                carry += received
+                data = carry
             view = memoryview(data)
-            pos = 0
-            end = len(data)
-            now = self.clock.now_ms()
-            out: list[bytes | bytearray] = []
-            unsent = 0  # bytes in `out`
-            records: list[Record] = []  # of answers in `out`, not yet durable
-            released: Released = []
-            violation: ProtocolViolation | None = None
-            close = False  # a fault rule closes the connection after what is in `out`
-            handled = broker.handled  # requests the broker handled before this batch (or park)
-            while end - pos >= 4:
-                if unsent > UNSENT_BOUND:  # send before answering more: a peer not reading stalls here
-                    self._rearm()
-                    await self._flush(stream, out, records, released)
-                    out, records, released = [], [], []
-                    unsent = 0
-                (size,) = unpack(data, pos)
-                if size < 0 or size > max_frame:
-                    violation = ProtocolViolation(
-                        f"frame of {size} bytes is outside 0..{max_frame} (max_frame_bytes)")
-                    break
-                if end - pos - 4 < size:
-                    break
-                frame = view[pos + 4 : pos + 4 + size]
-                pos += 4 + size
-                try:
-                    reply = broker.process(frame, conn, now)
-                except ProtocolViolation as exc:
-                    violation = exc
-                    break
-                answer, kept, handed, waits, _, closes = reply
-                if waits is kept is handed is None and not closes:  # only an answer: the usual
-                    if answer is not None:
-                        out.append(answer)
-                        unsent += len(answer)
-                    continue
-                while True:
-                    if kept:
-                        records += kept
-                    if handed:
-                        released += handed
-                    if waits is None:
-                        if answer is not None:
-                            out.append(answer)
-                            unsent += len(answer)
-                        break
-                    # An answer that must wait: everything before it goes out first.
-                    self._rearm()
-                    if out or records or released:
-                        try:
-                            await self._flush(stream, out, records, released)
-                        except BaseException:
-                            withdraw(reply)
-                            raise
-                        out, records, released = [], [], []
-                        unsent = 0
-                    changed()  # the request changed the state before it parked
-                    handled = broker.handled
-                    conn.waiting = True
-                    try:
-                        later = await waits
-                    except ProtocolViolation as exc:
-                        violation = exc
-                        break
-                    finally:
-                        conn.waiting = False
-                    now = self.clock.now_ms()
-                    if isinstance(later, tuple):  # a held request's Reply, served now
-                        reply = later
-                        answer, kept, handed, waits, _, closes = reply
+            batch.start(self.clock.now_ms(), broker.handled)
+            while True:
+                reply = self._answer_frames(data, view, conn, batch)
+                if reply is not None:
+                    await self._take(reply, stream, conn, batch)
+                    if batch.violation is None and not batch.close:
                         continue
-                    if later is not None:
-                        out.append(later)
-                        unsent += len(later)
-                    break
-                if violation is not None:
-                    break
-                if closes:
-                    close = True
-                    break
+                elif batch.unsent > UNSENT_BOUND and batch.violation is None:
+                    self._rearm()  # send before answering more: a peer not reading stalls here
+                    await self._flush(stream, batch)
+                    batch.sent()
+                    continue
+                break
+            carry = bytearray(view[batch.pos:]) if batch.pos < len(data) else b""
             # A batch answered from the cache alone, or that only waited for an answer,
             # changed nothing: no timer to re-arm, no watcher to tell.
-            served = broker.handled != handled
+            served = broker.handled != batch.handled
             if served:
                 self._rearm()
-            pending = bytearray(view[pos:]) if pos < end else b""
-            if records and not self._durable_now(records):
-                await self._flush(stream, out, records, released)  # the writer waits: fsync always
+            if batch.records and not self._durable_now(batch.records):
+                await self._flush(stream, batch)  # the writer waits: fsync always
             else:  # the usual case, without a coroutine per batch
-                if released:
-                    broker.release(released)
+                if batch.released:
+                    self.state.release(batch.released)
+                out = batch.out
                 if out:
                     await stream.send_all(b"".join(out) if len(out) > 1 else out[0])
             if served:
-                changed()
-            if violation is not None:
-                try:
-                    raise violation
-                finally:  # its traceback holds this frame: no cycle back through a local
-                    violation = None
-            if close:
-                raise ConnectionAbort("a fault rule closes it")
+                broker.changes.notify()
+            if batch.violation is not None or batch.close:
+                self._end_batch(batch)
 
-    async def _flush(self, stream: DirectSocket, out: list[bytes | bytearray],
-                     records: list[Record], released: Released) -> None:
+    def _answer_frames(self, data: bytes | bytearray, view: memoryview, conn: _Connection,
+                       batch: _Batch) -> Reply | None:
+        """Cut the complete frames of `data` from `batch.pos` on and answer them, gathering
+        the answers that are only a frame (the usual case). Returns a Reply that needs more
+        (`_take`), or None: no complete frame left, a protocol violation (`batch.violation`),
+        or UNSENT_BOUND bytes of answers built and not sent."""
+        process = self.broker.process
+        max_frame = self.config.max_frame_bytes
+        now = batch.now
+        out = batch.out
+        unsent = batch.unsent
+        pos = batch.pos
+        end = len(data)
+        try:
+            while end - pos >= 4 and unsent <= UNSENT_BOUND:
+                (size,) = _SIZE.unpack_from(data, pos)
+                if size < 0 or size > max_frame:
+                    batch.violation = ProtocolViolation(
+                        f"frame of {size} bytes is outside 0..{max_frame} (max_frame_bytes)")
+                    return None
+                if end - pos - 4 < size:
+                    return None
+                frame = view[pos + 4 : pos + 4 + size]
+                pos += 4 + size
+                try:
+                    answer = process(frame, conn, now)
+                except ProtocolViolation as exc:
+                    batch.violation = exc
+                    return None
+                if isinstance(answer, Reply):
+                    return answer
+                if answer is not None:
+                    out.append(answer)
+                    unsent += len(answer)
+            return None
+        finally:
+            batch.pos = pos
+            batch.unsent = unsent
+
+    async def _take(self, reply: Reply, stream: DirectSocket, conn: _Connection,
+                    batch: _Batch) -> None:
+        """An answer with more than a frame: its records and released answers join the
+        batch's; an answer that must wait (a long poll, a rebalance, a held request) is
+        awaited once everything before it is sent, and the connection's later requests
+        wait behind it."""
+        while True:
+            if reply.records:
+                batch.records += reply.records
+            if reply.released:
+                batch.released += reply.released
+            if reply.pending is None:
+                batch.add(reply.frame)
+                batch.close = reply.close
+                return
+            self._rearm()
+            if batch.out or batch.records or batch.released:
+                try:
+                    await self._flush(stream, batch)
+                except BaseException:
+                    withdraw(reply)
+                    raise
+                batch.sent()
+            self.broker.changes.notify()  # the request changed the state before it parked
+            batch.handled = self.broker.handled
+            conn.waiting = True
+            try:
+                later = await reply.pending
+            except ProtocolViolation as exc:
+                batch.violation = exc
+                return
+            finally:
+                conn.waiting = False
+            batch.now = self.clock.now_ms()
+            if not isinstance(later, Reply):
+                batch.add(later)
+                return
+            reply = later  # a held request's Reply, served now
+
+    @staticmethod
+    def _end_batch(batch: _Batch) -> None:
+        """End the connection after its answers if a request broke the protocol or a fault
+        rule closes it."""
+        violation = batch.violation
+        if violation is not None:
+            batch.violation = None  # its traceback holds this frame: no cycle through it
+            raise violation
+        if batch.close:
+            raise ConnectionAbort("a fault rule closes it")
+
+    async def _flush(self, stream: DirectSocket, batch: _Batch) -> None:
         """Make the batch's records durable (one group commit), then answer in order."""
-        await self._durable(records)
-        if released:
-            self.broker.release(released)
+        await self._durable(batch.records)
+        if batch.released:
+            self.state.release(batch.released)
+        out = batch.out
         if out:
             await stream.send_all(b"".join(out) if len(out) > 1 else out[0])
+
+
+class _Batch:
+    """The answers of one receive's frames, gathered for one group commit and one write,
+    and where answering them stands."""
+
+    __slots__ = ("close", "handled", "now", "out", "pos", "records", "released", "unsent",
+                 "violation")
+
+    def __init__(self) -> None:
+        self.violation: ProtocolViolation | None = None
+        self.close = False  # a fault rule closes the connection after what is in `out`
+        self.start(0, 0)
+
+    def start(self, now: int, handled: int) -> None:
+        self.now = now  # the clock, read once per batch (and after each wait)
+        self.handled = handled  # requests the broker handled before this batch (or park)
+        self.pos = 0  # where the next frame starts
+        self.out: list[bytes | bytearray] = []
+        self.unsent = 0  # bytes in `out`
+        self.records: list[Record] = []  # of answers in `out`, not yet durable
+        self.released: Released = []
+
+    def sent(self) -> None:
+        """What was gathered is durable and sent: gather anew."""
+        self.out, self.records, self.released = [], [], []
+        self.unsent = 0
+
+    def add(self, frame: bytes | bytearray | None) -> None:
+        if frame is not None:
+            self.out.append(frame)
+            self.unsent += len(frame)
 
 
 class _Connection(Peer):

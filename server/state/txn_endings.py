@@ -16,7 +16,7 @@ import logging
 from functools import partial
 from typing import TYPE_CHECKING
 
-from .groups import log_failures
+from .failures import log_failures
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from kcsim.coordinator import Ending, Outcome
     from kcsim.storage import Record
 
-    from ..broker import Broker
+    from .broker_state import BrokerState as Broker
 
 log = logging.getLogger("kcsim.transactions")
 

@@ -9,10 +9,10 @@ from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 from kcsim.storage.records import Record
 
-from ..dispatch import serves
-from ..offsets_topic import is_internal
-from ..topic_records import TopicKey, TopicValue
-from ..topics import DEFAULT_TOPIC_CONFIGS, topic_name_problem
+from ...offsets.topic import is_internal
+from ...state.topic_records import TopicKey, TopicValue
+from ...state.topics import DEFAULT_TOPIC_CONFIGS, topic_name_problem
+from ..routes import serves
 
 CreateTopicsResponse = response_class(19)
 DeleteTopicsResponse = response_class(20)

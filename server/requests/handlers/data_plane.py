@@ -18,9 +18,9 @@ from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 from kcsim.protocol.record_batch import BatchRejected, batch_producer, produced_batch
 
-from ..context import Pending
-from ..dispatch import serves
-from ..offsets_topic import is_internal
+from ...offsets.topic import is_internal
+from ...state.answers import Pending
+from ..routes import serves
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable

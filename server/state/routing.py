@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .config import Config
-    from .listeners import Listener
+    from ..config import Config
+    from ..shell.listeners import Listener
 
 
 def broker_nodes(config: Config, listener: Listener) -> list[tuple[int, str, int]]:

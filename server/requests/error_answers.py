@@ -1,40 +1,36 @@
 """Kafka-shaped answers for a request that fails as a whole, for every API kcsim serves.
 
 As Kafka's `AbstractRequest.getErrorResponse`: the error goes where the API
-and version carry one (top level, per topic, per partition, per key). The
-group APIs' answers come from the group coordinator (`error_response`); this
-module builds those of the broker's own APIs. An API with nowhere to put an
-error raises NoErrorAnswer, and the caller closes the connection instead.
+and version carry one (top level, per topic, per partition, per key). One table,
+`ERROR_ANSWERS`, by API key: the broker's own APIs are built here; the group APIs'
+builders are the group coordinator's (`coordinator/failures.py`, which answers its own
+contained failures with them), entered into the same table. An API with nowhere to
+put an error raises NoErrorAnswer, and the caller closes the connection instead.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
+from kcsim.coordinator import SUPPORTED_VERSIONS
+from kcsim.coordinator.failures import error_response as group_error_response
 from kcsim.protocol.codecs import response_class
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-    from .broker import Broker
-
 
 
 class NoErrorAnswer(Exception):
     """The API has no field an error could be reported in."""
 
 
-def error_answer(broker: Broker, api_key: int, version: int, request: Any, error: int) -> Any:
+def error_answer(api_key: int, version: int, request: Any, error: int) -> Any:
     """The response that reports `error` for every part of `request`."""
-    build = _BUILDERS.get(api_key)
-    if build is not None:
-        return build(version, request, error)
-    if broker.groups is not None:
-        try:
-            return broker.groups.error_response(api_key, version, request, error)
-        except ValueError:
-            pass
-    raise NoErrorAnswer(f"API key {api_key} has no error answer")
+    build = ERROR_ANSWERS.get(api_key)
+    if build is None:
+        raise NoErrorAnswer(f"API key {api_key} has no error answer")
+    return build(version, request, error)
 
 
 def _produce(version: int, request: Any, error: int) -> Any:
@@ -154,7 +150,12 @@ def _top_level(api_key: int) -> Callable[[int, Any, int], Any]:
     return build
 
 
-_BUILDERS: dict[int, Callable[[int, Any, int], Any]] = {
+def _group(api_key: int) -> Callable[[int, Any, int], Any]:
+    return functools.partial(group_error_response, api_key)
+
+
+ERROR_ANSWERS: dict[int, Callable[[int, Any, int], Any]] = {
+    **{key: _group(key) for key in SUPPORTED_VERSIONS},
     0: _produce,
     1: _fetch,
     2: _list_offsets,

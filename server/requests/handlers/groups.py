@@ -9,34 +9,19 @@ yet parks until a later request or the timer completes it.
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
 
 import trio
 
 from kcsim.coordinator import SUPPORTED_VERSIONS
 
-from ..context import Durable, Pending
-from ..dispatch import serves
+from ...state.answers import Durable, Pending
+from ...state.failures import log_failures
+from ..routes import serves
 
 if TYPE_CHECKING:
-    from kcsim.coordinator import Failure
-
-    from ..broker import Broker
+    from ...state.broker_state import BrokerState as Broker
     from ..context import RequestContext
-
-
-def log_failures(failures: list[Failure], source: str = "") -> None:
-    """One line per bug the coordinator contained (traceback at debug level)."""
-    for failure in failures:
-        if failure.group_id is None:
-            log.error("%s %s failed: %s: %s; answered UNKNOWN_SERVER_ERROR", failure.what,
-                      source, type(failure.error).__name__, failure.error)
-        else:
-            log.error("group %r failed (%s: %s: %s); its requests now get "
-                      "COORDINATOR_NOT_AVAILABLE", failure.group_id, failure.what,
-                      type(failure.error).__name__, failure.error)
-        log.debug("contained failure", exc_info=failure.error)
 
 
 def handle_group_request(broker: Broker, ctx: RequestContext, request: Any) -> Any:
@@ -69,10 +54,8 @@ async def _parked(broker: Broker, ctx: RequestContext) -> Any:
     return ctx.response
 
 
-log = logging.getLogger("kcsim.coordinator")
-
 TXN_OFFSET_COMMIT = 28  # checked against its transaction first (handlers/transactions.py)
 
 for _key, (_lo, _hi) in SUPPORTED_VERSIONS.items():
     if _key != TXN_OFFSET_COMMIT:
-        serves(_key, _lo, _hi)(handle_group_request)
+        serves(_key, _lo, _hi, group=True)(handle_group_request)

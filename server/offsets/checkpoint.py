@@ -8,7 +8,7 @@ partition's end offset, taken when the topic held every record up to that
 point. A start reads the records the log holds after the checkpoint, skips
 those the topic already shows past the checkpoint's end offsets and appends
 the rest, so a crash costs a read of the log's last moments, not of all of it.
-The checkpoint exists from the topic's first read on (`offsets_activation`): a
+The checkpoint exists from the topic's first read on (`activation`): a
 start without one leaves the topic alone. Where the checkpoint no longer leads
 anywhere (the topic's files lost; the segment it names was compacted since), the
 start compares the topic's newest value of each key with the whole replayed
@@ -29,14 +29,14 @@ from typing import TYPE_CHECKING
 import msgspec
 from msgspec import Struct
 
-from .offsets_topic import state_of
+from .topic import state_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from kcsim.storage import Record, RecordLog
 
-    from .offsets_topic import OffsetsTopic
+    from .topic import OffsetsTopic
 
 CHECKPOINT = "offsets-topic.checkpoint"
 CHECKPOINT_EVERY_S = 1.0

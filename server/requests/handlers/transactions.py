@@ -15,15 +15,16 @@ from kcsim.coordinator.txn_offsets import producer_error
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 
-from ..context import AfterDurable, Durable
-from ..dispatch import serves
-from .groups import handle_group_request, log_failures
-from .txn_endings import settle
+from ...state.answers import AfterDurable, Durable
+from ...state.failures import log_failures
+from ...state.txn_endings import settle
+from ..routes import serves
+from .groups import handle_group_request
 
 if TYPE_CHECKING:
     from kcsim.coordinator import Outcome
 
-    from ..broker import Broker
+    from ...state.broker_state import BrokerState as Broker
     from ..context import RequestContext
 
 DescribeProducersResponse = response_class(61)

@@ -1,0 +1,18 @@
+"""The request layer: one request frame in, one answer out, with no sockets.
+
+`Dispatcher.process` (`dispatcher`) decodes a frame, checks its version once against
+the route table (`routes`, filled by `handlers`), applies the fault rules tests
+installed, calls the handler with the broker state, encodes its answer and logs it;
+it returns an `Answer` (`reply`): the frame alone, or a `Reply` with named fields
+when records must be durable first, parked requests are released, the answer is
+pending or the connection closes. Plans, with the answer cache of read-only APIs,
+are in `plans`; Kafka-shaped error answers for every API in `error_answers`.
+
+This module is the face the shell imports; the rest of the room is its own.
+"""
+
+from .context import Peer
+from .dispatcher import Dispatcher, ProtocolViolation
+from .reply import Answer, Reply, withdraw
+
+__all__ = ["Answer", "Dispatcher", "Peer", "ProtocolViolation", "Reply", "withdraw"]

@@ -1,0 +1,336 @@
+"""The dispatcher: turns one request frame into one `Answer`.
+
+Sans-socket: `Dispatcher.process(frame, peer, now_ms)` decodes the frame, finds its
+plan by API key and version (the one dispatch point: version checks happen here,
+once), calls the handler with the broker state and encodes its answer
+(`_serve`, the one place that does, for every request). The peer is the connection:
+the client's host, the connection's number and the listener it came through (whose
+address answers advertise). The shell owns the sockets, the clock, the timer and
+durability; it hands `now_ms` in and makes each reply's records durable before
+sending it.
+
+It is also where tests steer requests: after decoding, the fault rules of the
+request's API (if any) may answer it otherwise (`control.faults`), and every
+answered request goes into the request log (`control.request_log`).
+
+Containment, as Kafka's request handler does it: a request that cannot be
+decoded is a protocol violation (its connection is closed); a handler or
+encoder that raises answers that one request with UNKNOWN_SERVER_ERROR where
+the API has an error field, or closes that one connection where no answer can
+be built. Either way one line is logged and every other connection is served.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from kcsim.protocol.codecs import codec
+from kcsim.protocol.errors import ErrorCode
+from kcsim.protocol.headers import API_VERSIONS_KEY, read_client_id
+from kcsim.protocol.primitives import DecodeError
+
+from ..control.changes import Changes
+from ..control.faults import Faults
+from ..control.fields import error_codes_of, groups_of, topics_of
+from ..control.request_log import LOG_KEEPS as _LOG_KEEPS
+from ..control.request_log import RequestDigest, RequestLog
+from ..state.answers import Durable, Pending
+from .context import RequestContext
+from .error_answers import NoErrorAnswer, error_answer
+from .plans import Plan
+from .reply import Reply
+from .routes import served
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
+    from ..control.faults import Fault
+    from ..offsets.activation import Activation
+    from ..state.broker_state import BrokerState
+    from .context import Peer
+    from .reply import Answer
+
+log = logging.getLogger("kcsim.broker")
+
+_HEAD = struct.Struct(">hhi")
+_SIZE_CORR = struct.Struct(">ii")
+
+
+class ProtocolViolation(Exception):
+    """A request Kafka would answer by closing the connection."""
+
+
+class Dispatcher:
+    """The request entry point of one broker (what the shell serves as `Server.broker`)."""
+
+    def __init__(self, state: BrokerState) -> None:
+        config = state.config
+        self.state = state
+        # What readers of the broker (tests, the controls) reach through it.
+        self.config = config
+        self.topics = state.topics
+        self.groups = state.groups
+        self.transactions = state.transactions
+        self.data_arrived = state.data_arrived
+        self.served = served(config)
+        self.routes = dict(self.served.routes)  # this broker's own: tests may swap a handler
+        self._plans: dict[int, Plan] = {}
+        # Requests that reached a handler, a fault rule's action or the request log so far:
+        # after a batch (or a held request) that moved it the shell re-arms its timer and
+        # tells watchers; answers from the cache change nothing.
+        self.handled = 0
+        self.failures = 0  # requests answered UNKNOWN_SERVER_ERROR or closed by a failure
+        # What tests steer and watch (kcsim.testing): change notices, fault rules, request log.
+        self.changes = Changes()
+        self.faults = Faults(self.served.names, self._served_versions, config.node_id,
+                             self.served.group_apis, 10 if 10 in self.routes else None,
+                             self.changes.notify)
+        self.fault_index = self.faults.index  # API key -> rules; empty while none is installed
+        self.request_log = RequestLog(config.kept_requests, self.served.names,
+                                      self.topics.topic_name)
+        # Without a log (size 0) nothing is copied or read for it on any request.
+        self.keeps_log = config.kept_requests > 0
+        self._log = self.request_log.append
+        self._seq = self.request_log.next_seq
+
+    @property
+    def offsets_activation(self) -> Activation | None:
+        return self.state.offsets_activation
+
+    @offsets_activation.setter
+    def offsets_activation(self, activation: Activation | None) -> None:
+        self.state.offsets_activation = activation
+
+    def _served_versions(self, wire_key: int) -> tuple[int, int]:
+        route = self.routes[wire_key]
+        return route.min_version, route.max_version
+
+    def _now_ms(self) -> int:
+        clock = self.state.clock
+        assert clock is not None, "the broker is not served: it has no clock"
+        return clock.now_ms()
+
+    # -- request entry point ------------------------------------------------
+
+    def plan(self, api_key: int, version: int) -> Plan | None:
+        key = (api_key << 16) | (version & 0xFFFF)
+        plan = self._plans.get(key)
+        if plan is None:
+            route = self.routes.get(api_key)
+            if route is None or not route.min_version <= version <= route.max_version:
+                return None
+            plan = self._plans[key] = Plan(api_key, route, version)
+        return plan
+
+    def process(self, frame: bytes | memoryview, peer: Peer, now_ms: int) -> Answer:
+        """Serve one request frame (size prefix excluded) from `peer` at `now_ms`."""
+        if len(frame) < 8:
+            raise ProtocolViolation(f"request of {len(frame)} bytes is shorter than a header")
+        api_key, version, correlation_id = _HEAD.unpack_from(frame, 0)
+        plan = self._plans.get((api_key << 16) | (version & 0xFFFF)) or self.plan(api_key, version)
+        if plan is None:
+            return self._unserved(api_key, version, correlation_id)
+        faults = self.fault_index  # empty while no fault rule is installed
+        key = None
+        cache_state_of = plan.cache_state_of
+        if cache_state_of is not None and not (faults and api_key in faults):
+            state = cache_state_of(self.state)
+            if state != plan.cache_state:
+                plan.forget_answers()
+                plan.cache_state = state
+            cache = plan.cache if peer.listener is plan.cache_listener else plan.answers_for(
+                peer.listener)
+            key = bytes(frame[8:])
+            rest = cache.get(key)
+            if rest is not None:
+                answer = _SIZE_CORR.pack(len(rest) + 4, correlation_id) + rest
+                if self.keeps_log:
+                    self.handled += 1
+                    self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms,
+                               bytes(frame), answer, 0))
+                return answer
+        try:
+            client_id, pos = read_client_id(frame, plan.header_version)
+            request, end = plan.decode(frame, pos)
+        except (DecodeError, struct.error, IndexError, ValueError, UnicodeDecodeError) as exc:
+            raise ProtocolViolation(f"malformed {plan.name} v{version} request: {exc}") from None
+        if end > len(frame):
+            raise ProtocolViolation(f"{plan.name} v{version} request is truncated")
+        self.handled += 1
+        ctx = RequestContext(plan.route.api_key, version, correlation_id, client_id or "",
+                             peer.host, peer.listener)
+        self.state.now_ms = now_ms
+        # What the request log keeps: the frame, or what tests ask of it when it is large.
+        logged = ((bytes(frame) if len(frame) <= _LOG_KEEPS else self._digest(client_id, request))
+                  if self.keeps_log else None)
+        if faults:
+            rules = faults.get(api_key)
+            if rules is not None:
+                fault = rules.pick(version, ctx.client_id, request, self.topics.topic_name)
+                if fault is not None:
+                    return self._faulted(plan, ctx, request, logged, fault, peer.id, now_ms)
+        return self._serve(plan, ctx, request, logged, peer.id, now_ms, 0, key)
+
+    def _serve(self, plan: Plan, ctx: RequestContext, request: Any, logged: Any,
+               connection: int, received_ms: int, fault: int, key: bytes | None = None) -> Answer:
+        """Call the handler and encode its answer: the one way every request is served,
+        at once or once a fault rule let it through (after a delay, say). `key`: the
+        request's bytes, when its answer may be cached."""
+        state = self.state
+        try:
+            result = plan.route.fn(state, ctx, request)
+            if result is None:
+                if self.keeps_log:
+                    self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
+                               state.now_ms, logged, None, fault))
+                return None
+            kind = type(result)
+            records = None
+            if kind is Durable:
+                response, records, released = result.response, result.records, result.released
+            elif kind is Pending:
+                return Reply(None, result.records, result.released,
+                             self._finish(plan, ctx, request, result.answer, logged, connection,
+                                          received_ms, fault),
+                             result.abandon)
+            else:
+                response = result
+            encoded = self.encode_response(plan, ctx.correlation_id, response)
+        except Exception as exc:  # a bug in one handler answers one request
+            return self._failed(plan, ctx, request, exc, logged, connection, received_ms)
+        if self.keeps_log:
+            self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
+                       state.now_ms, logged,
+                       encoded if len(encoded) <= _LOG_KEEPS else error_codes_of(response), fault))
+        if records is not None:
+            return Reply(encoded, records, released)
+        if key is not None:  # a cacheable answer: kept unless the state moved meanwhile
+            cache_state_of = plan.cache_state_of
+            if cache_state_of is not None and cache_state_of(state) == plan.cache_state:
+                plan.keep(ctx.listener, key, encoded)
+        return encoded
+
+    def _unserved(self, api_key: int, version: int, correlation_id: int) -> bytes:
+        """A request of an API or version not served: ApiVersions answers (clients probe with
+        their newest version), anything else closes the connection."""
+        if api_key == API_VERSIONS_KEY:
+            return self.api_versions_fallback(correlation_id)
+        route = self.routes.get(api_key)
+        if route is None:
+            raise ProtocolViolation(f"unknown API key {api_key}")
+        raise ProtocolViolation(
+            f"unsupported version {version} of API key {api_key} "
+            f"(served: {route.min_version}-{route.max_version})")
+
+    def _digest(self, client_id: str | None, request: Any) -> RequestDigest:
+        return RequestDigest(client_id, groups_of(request),
+                             tuple(dict.fromkeys(t for t, _ in topics_of(
+                                 request, self.topics.topic_name) if t)))
+
+    async def _finish(self, plan: Plan, ctx: RequestContext, request: Any,
+                      answer: Awaitable[Any], logged: Any, connection: int, received_ms: int,
+                      fault: int) -> bytearray | None:
+        try:
+            response = await answer
+            encoded = None if response is None else self.encode_response(
+                plan, ctx.correlation_id, response)
+        except Exception as exc:
+            return self._failed(plan, ctx, request, exc, logged, connection, received_ms)
+        if self.keeps_log:
+            self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
+                       self._now_ms(), logged,
+                       encoded if encoded is None or len(encoded) <= _LOG_KEEPS
+                       else error_codes_of(response), fault))
+        return encoded
+
+    def _failed(self, plan: Plan, ctx: RequestContext, request: Any, exc: Exception,
+                logged: Any, connection: int, received_ms: int) -> bytearray:
+        """Log one line for a request whose handling raised, and build its error answer."""
+        self.failures += 1
+        what = f"{plan.name} v{plan.version} from client {ctx.client_id!r} at {ctx.client_host}"
+        log.error("%s failed: %s: %s", what, type(exc).__name__, exc)
+        log.debug("%s failed", what, exc_info=exc)
+        try:
+            response = error_answer(plan.route.api_key, plan.version, request,
+                                    ErrorCode.UNKNOWN_SERVER_ERROR)
+            encoded = self.encode_response(plan, ctx.correlation_id, response)
+        except NoErrorAnswer:
+            raise ProtocolViolation(f"{what} failed and {plan.name} has no error field "
+                                    "to answer it with") from None
+        except Exception as again:
+            raise ProtocolViolation(f"{what} failed, and so did its error answer: "
+                                    f"{type(again).__name__}: {again}") from None
+        if self.keeps_log:
+            self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
+                       self.state.now_ms, logged, encoded, 0))
+        return encoded
+
+    # -- faults ---------------------------------------------------------------
+
+    def _faulted(self, plan: Plan, ctx: RequestContext, request: Any, logged: Any,
+                 fault: Fault, connection: int, received_ms: int) -> Answer:
+        """Answer a request a fault rule fired on: at once, or later (latency, hold, never)."""
+        if fault.waits:
+            return Reply(None, pending=self._later(plan, ctx, request, logged, fault, connection,
+                                                   received_ms))
+        return self._act(plan, ctx, request, logged, fault, connection, received_ms)
+
+    async def _later(self, plan: Plan, ctx: RequestContext, request: Any, logged: Any,
+                     fault: Fault, connection: int, received_ms: int) -> Answer:
+        if fault.latency_s:
+            await trio.sleep(fault.latency_s)
+        if fault.hold:
+            await self.faults.hold(fault)
+        if fault.no_answer:
+            await trio.sleep_forever()
+        self.state.now_ms = self._now_ms()
+        return self._act(plan, ctx, request, logged, fault, connection, received_ms)
+
+    def _act(self, plan: Plan, ctx: RequestContext, request: Any, logged: Any, fault: Fault,
+             connection: int, received_ms: int) -> Answer:
+        """What the rule does once any wait is over: an error answer, a closed connection,
+        or the request served as usual (closing the connection after, if the rule says so)."""
+        self.handled += 1  # acted on (again, after a wait): the shell re-arms and notifies
+        if fault.close == "before":
+            if self.keeps_log:
+                self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
+                           self.state.now_ms, logged, None, fault.id))
+            return Reply(None, close=True)
+        answer: Answer
+        if fault.error is not None:
+            try:
+                response = error_answer(plan.route.api_key, plan.version, request, fault.error)
+            except NoErrorAnswer:
+                raise ProtocolViolation(f"fault rule {fault.id}: {plan.name} has no error field; "
+                                        "closing the connection instead") from None
+            answer = self.encode_response(plan, ctx.correlation_id, response)
+            if self.keeps_log:
+                self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
+                           self.state.now_ms, logged, answer, fault.id))
+        else:
+            answer = self._serve(plan, ctx, request, logged, connection, received_ms, fault.id)
+        if fault.close != "after":
+            return answer
+        if isinstance(answer, Reply):
+            return answer._replace(close=True)
+        return Reply(answer, close=True)
+
+    @staticmethod
+    def encode_response(plan: Plan, correlation_id: int, response: Any) -> bytearray:
+        """The response frame, size prefix included (not copied into bytes: it is only sent)."""
+        out = bytearray(_SIZE_CORR.pack(0, correlation_id))
+        if plan.flexible_response:
+            out += b"\x00"
+        plan.encode(response, out)
+        struct.pack_into(">i", out, 0, len(out) - 4)
+        return out
+
+    def api_versions_fallback(self, correlation_id: int) -> bytes:
+        cls = codec(API_VERSIONS_KEY, "response").cls
+        body = codec(API_VERSIONS_KEY, "response").encode(
+            cls(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=self.served.advertised(cls)), 0)
+        return _SIZE_CORR.pack(len(body) + 4, correlation_id) + body

@@ -1,0 +1,82 @@
+"""How one (API key, version) is served, resolved once: its route, codecs and header
+versions, and the answer cache of a read-only API.
+
+A read-only API (its route has `cache_state`) has its answers cached by listener
+(its address is in them), then by request bytes, until the state version they
+depend on changes. The cache is emptied when it grows past CACHE_BYTES: requests that
+differ only in their client id (or in garbage) cannot make it hold more.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kcsim.protocol.apis import APIS
+from kcsim.protocol.codecs import codec
+from kcsim.protocol.headers import read_client_id, request_header_version, response_header_version
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..listeners import Listener
+    from .routes import Route
+
+CACHE_BYTES = 2 * 1024 * 1024
+_CACHE_ENTRY_BYTES = 200  # a dict slot and two bytes objects
+
+
+class Plan:
+    """Everything needed to serve one (api key, version)."""
+
+    __slots__ = ("cache", "cache_bytes", "cache_listener", "cache_state", "cache_state_of",
+                 "caches", "decode", "encode", "flexible_response", "header_version", "name",
+                 "route", "version", "wire_key")
+
+    def __init__(self, wire_key: int, route: Route, version: int) -> None:
+        api = APIS[route.api_key]
+        self.wire_key = wire_key
+        self.route = route
+        self.version = version
+        self.name = api.name
+        self.header_version = request_header_version(api, version)
+        self.decode = codec(route.api_key, "request").decoder(version)
+        self.encode = codec(route.api_key, "response").encoder(version)
+        self.flexible_response = response_header_version(api, version) >= 1
+        # The answer cache: `cache` is the table of `cache_listener`, the listener last asked
+        # for (an identity test on the hot path instead of hashing a key that names it).
+        self.cache_state_of: Callable[[Any], Any] | None = route.cache_state
+        self.caches: dict[Listener, dict[bytes, bytes]] = {}
+        self.cache: dict[bytes, bytes] = {}
+        self.cache_listener: Listener | None = None
+        self.cache_state: Any = None
+        self.cache_bytes = 0  # what the caches hold, counted as _CACHE_ENTRY_BYTES + keys + answers
+
+    def answers_for(self, listener: Listener) -> dict[bytes, bytes]:
+        """The cached answers of `listener`, which becomes the one kept at hand."""
+        cache = self.caches.get(listener)
+        if cache is None:
+            cache = self.caches[listener] = {}
+        self.cache, self.cache_listener = cache, listener
+        return cache
+
+    def forget_answers(self) -> None:
+        self.caches.clear()
+        self.cache, self.cache_listener = {}, None
+        self.cache_bytes = 0
+
+    def keep(self, listener: Listener, key: bytes, frame: bytes | bytearray) -> None:
+        """Cache an answer frame (its size and correlation id left out) for `key`."""
+        if self.cache_bytes > CACHE_BYTES:  # full: start again
+            self.forget_answers()
+        rest = self.answers_for(listener)[key] = bytes(frame[8:])
+        self.cache_bytes += _CACHE_ENTRY_BYTES + len(key) + len(rest)
+
+    def read_request(self, frame: bytes) -> tuple[str | None, Any]:
+        """(client id, request) of a request frame the request log kept."""
+        client_id, pos = read_client_id(frame, self.header_version)
+        return client_id, self.decode(frame, pos)[0]
+
+    def read_response(self, frame: bytes | bytearray) -> Any:
+        """The response of a response frame (size prefix included) the request log kept."""
+        body = bytes(frame[9:] if self.flexible_response else frame[8:])
+        return codec(self.route.api_key, "response").decode(body, self.version)
