@@ -9,10 +9,12 @@ so replay removes exactly what the live coordinator removed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
+from kcsim.protocol.messages.delete_groups import DeleteGroupsResponse
+from kcsim.protocol.messages.describe_groups import DescribeGroupsResponse
+from kcsim.protocol.messages.list_groups import ListGroupsResponse
 
 from .groups.classic import CONSUMER_PROTOCOL_TYPE
 from .groups.state import Request, Rule, rule
@@ -20,18 +22,19 @@ from .shared.removal import remove_group
 from .shared.states import DEAD, STATE_NAMES
 
 if TYPE_CHECKING:
+    from kcsim.protocol.messages.delete_groups import DeleteGroupsRequest
+    from kcsim.protocol.messages.describe_groups import DescribeGroupsRequest
+    from kcsim.protocol.messages.list_groups import ListGroupsRequest
+
     from .groups.classic import ClassicGroup
     from .shared.interface import RequestContext
     from .shared.runtime import GroupRuntime
 
 E = ErrorCode
 
-ListGroupsResponse = response_class(16)
 ListedGroup = ListGroupsResponse.ListedGroup
-DescribeGroupsResponse = response_class(15)
 DescribedGroup = DescribeGroupsResponse.DescribedGroup
 DescribedGroupMember = DescribeGroupsResponse.DescribedGroupMember
-DeleteGroupsResponse = response_class(42)
 DeletableGroupResult = DeleteGroupsResponse.DeletableGroupResult
 
 CLASSIC_GROUP_TYPE = "classic"
@@ -55,7 +58,9 @@ class AdminHandlers:
 
     # -- ListGroups ---------------------------------------------------------
 
-    def list_groups(self, version: int, request: Any, ctx: RequestContext) -> Any:
+    def list_groups(
+        self, version: int, request: ListGroupsRequest, ctx: RequestContext
+    ) -> ListGroupsResponse:
         states_filter = request.states_filter if version >= 4 else []
         types_filter = request.types_filter if version >= 5 else []
         wanted_types = {t.strip().lower() for t in types_filter}
@@ -80,7 +85,9 @@ class AdminHandlers:
 
     # -- DescribeGroups -----------------------------------------------------
 
-    def describe_groups(self, version: int, request: Any, ctx: RequestContext) -> Any:
+    def describe_groups(
+        self, version: int, request: DescribeGroupsRequest, ctx: RequestContext
+    ) -> DescribeGroupsResponse:
         include_operations = version >= 3 and request.include_authorized_operations
         group_ids = request.groups
         # All look-ups first, in one C-level loop: with thousands of groups each one
@@ -94,7 +101,7 @@ class AdminHandlers:
             described.append(entry)
         return DescribeGroupsResponse(groups=described)
 
-    def _describe(self, version: int, group_id: str, group: ClassicGroup | None) -> Any:
+    def _describe(self, version: int, group_id: str, group: ClassicGroup | None) -> DescribedGroup:
         if group is None:
             # Kafka 4.x: a consumer group is not described here (ConsumerGroupDescribe does).
             if group_id in self.rt.consumer_groups:
@@ -109,46 +116,34 @@ class AdminHandlers:
                     error_message=message,
                 )
             return DescribedGroup(group_id=group_id, group_state=DEAD.value, error_code=E.NONE)
-        protocol_type = group.protocol_type or ""
-        if rule(Request.DESCRIBE, group.state) is Rule.MEMBERS_WITH_METADATA:
-            protocol = group.protocol_name or ""
-            members = [
-                DescribedGroupMember(
-                    member_id=m.member_id,
-                    group_instance_id=m.group_instance_id,
-                    client_id=m.client_id,
-                    client_host=m.client_host,
-                    member_metadata=m.metadata(group.protocol_name),
-                    member_assignment=m.assignment,
-                )
-                for m in group.member_list()
-            ]
-        else:
-            # Outside Stable Kafka shows members without metadata (their last assignment stays).
-            protocol = ""
-            members = [
-                DescribedGroupMember(
-                    member_id=m.member_id,
-                    group_instance_id=m.group_instance_id,
-                    client_id=m.client_id,
-                    client_host=m.client_host,
-                    member_metadata=b"",
-                    member_assignment=m.assignment,
-                )
-                for m in group.member_list()
-            ]
+        # Outside Stable Kafka shows members without metadata (their last assignment stays).
+        with_metadata = rule(Request.DESCRIBE, group.state) is Rule.MEMBERS_WITH_METADATA
+        protocol = (group.protocol_name or "") if with_metadata else ""
+        members = [
+            DescribedGroupMember(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                member_metadata=m.metadata(group.protocol_name) if with_metadata else b"",
+                member_assignment=m.assignment,
+            )
+            for m in group.member_list()
+        ]
         return DescribedGroup(
             error_code=E.NONE,
             group_id=group_id,
             group_state=STATE_NAMES[group.state],
-            protocol_type=protocol_type,
+            protocol_type=group.protocol_type or "",
             protocol_data=protocol,
             members=members,
         )
 
     # -- DeleteGroups -------------------------------------------------------
 
-    def delete_groups(self, version: int, request: Any, ctx: RequestContext) -> Any:
+    def delete_groups(
+        self, version: int, request: DeleteGroupsRequest, ctx: RequestContext
+    ) -> DeleteGroupsResponse:
         results = []
         for group_id in dict.fromkeys(request.groups_names):
             error = self._delete_group(group_id)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kcsim.coordinator.records import OffsetCommitValue, PausedTopicPartitionsKey
 from kcsim.protocol.codecs import api
@@ -38,7 +38,14 @@ from .groups.responses import join_error, sync_response
 from .offsets import OffsetHandlers
 from .pause.handlers import PauseHandlers
 from .shared.ids import random_uuid
-from .shared.interface import Failure, GroupConfig, Outcome, RequestContext, TopicLookup
+from .shared.interface import (
+    Failure,
+    GroupConfig,
+    Outcome,
+    RequestContext,
+    TopicLookup,
+    by_api_key,
+)
 from .shared.paused import paused_by_name
 from .shared.runtime import GroupRuntime
 from .shared.timers import (
@@ -56,12 +63,15 @@ from .txn_offsets import TxnOffsetHandlers
 if TYPE_CHECKING:
     import uuid
 
+    from msgspec import Struct
+
     from kcsim.storage.records import Record
 
     from .consumer.model import ConsumerGroup
     from .groups.classic import ClassicGroup
 
-Handler = Callable[[int, Any, RequestContext], Any]
+# (version, request, who asked) -> the response, or None while the request is parked.
+Handler = Callable[[int, "Struct", RequestContext], "Struct | None"]
 
 # The versions kcsim serves: the union of Kafka 3.9 and 4.3.
 SUPPORTED_VERSIONS: dict[int, tuple[int, int]] = {
@@ -108,22 +118,22 @@ class GroupCoordinator:
         heartbeat = HeartbeatHandler(rt, self._consumer)
         describe = DescribeHandler(rt, AUTHORIZED_GROUP_OPERATIONS)
         self._handlers: dict[int, Handler] = {
-            8: self._offsets.commit,
-            9: self._offsets.fetch,
-            11: membership.join_group,
-            12: membership.heartbeat,
-            13: membership.leave_group,
-            14: membership.sync_group,
-            15: admin.describe_groups,
-            16: admin.list_groups,
-            28: self._txn_offsets.commit,
-            42: admin.delete_groups,
-            47: self._offsets.delete,
-            68: heartbeat.heartbeat,
-            69: describe.describe,
-            1000: self._pauses.pause,
-            1001: self._pauses.resume,
-            1002: self._pauses.list_paused,
+            8: by_api_key(self._offsets.commit),
+            9: by_api_key(self._offsets.fetch),
+            11: by_api_key(membership.join_group),
+            12: by_api_key(membership.heartbeat),
+            13: by_api_key(membership.leave_group),
+            14: by_api_key(membership.sync_group),
+            15: by_api_key(admin.describe_groups),
+            16: by_api_key(admin.list_groups),
+            28: by_api_key(self._txn_offsets.commit),
+            42: by_api_key(admin.delete_groups),
+            47: by_api_key(self._offsets.delete),
+            68: by_api_key(heartbeat.heartbeat),
+            69: by_api_key(describe.describe),
+            1000: by_api_key(self._pauses.pause),
+            1001: by_api_key(self._pauses.resume),
+            1002: by_api_key(self._pauses.list_paused),
         }
         # What fires a due timer, by the kind of timer.
         self._timers: dict[str, Callable[[TimerKey, object], None]] = {
@@ -154,7 +164,7 @@ class GroupCoordinator:
         self._rt.apply_all(records, 0, self._fold_failed)
 
     def handle(
-        self, api_key: int, version: int, request: Any, ctx: RequestContext, now_ms: int
+        self, api_key: int, version: int, request: Struct, ctx: RequestContext, now_ms: int
     ) -> Outcome:
         # Versions are checked once, where requests are routed (the shell's table is
         # built from SUPPORTED_VERSIONS); an API the coordinator lacks is a wiring bug.
@@ -188,7 +198,7 @@ class GroupCoordinator:
         """The connection of a parked request is gone: its answer, when it comes, is dropped."""
         self._rt.cancel(token)
 
-    def error_response(self, api_key: int, version: int, request: Any, error: int) -> Any:
+    def error_response(self, api_key: int, version: int, request: Struct, error: int) -> Struct:
         """Kafka's answer when the whole request fails with `error`; the state is not touched."""
         return error_response(api_key, version, request, error)
 
@@ -221,8 +231,8 @@ class GroupCoordinator:
     # -- one call's effects: all or nothing ------------------------------------
 
     def _run(
-        self, handler: Handler, api_key: int, version: int, request: Any, ctx: RequestContext
-    ) -> Any:
+        self, handler: Handler, api_key: int, version: int, request: Struct, ctx: RequestContext
+    ) -> Struct | None:
         """Run a handler; its records fold in once it has returned. One that raises changes
         nothing and is answered UNKNOWN_SERVER_ERROR."""
         rt = self._rt
@@ -247,8 +257,8 @@ class GroupCoordinator:
         return response
 
     def _around_failed(
-        self, handler: Handler, api_key: int, version: int, request: Any, ctx: RequestContext
-    ) -> Any:
+        self, handler: Handler, api_key: int, version: int, request: Struct, ctx: RequestContext
+    ) -> Struct | None:
         """A request naming a failed group: COORDINATOR_NOT_AVAILABLE for it, the others
         (of an API answering each group on its own) served as usual."""
         unavailable = E.COORDINATOR_NOT_AVAILABLE
@@ -262,6 +272,7 @@ class GroupCoordinator:
             return failed
         served = self._run(handler, api_key, version,
                            only_groups(api_key, version, request, healthy), ctx)
+        assert served is not None  # the APIs answering each group on its own never park
         return merge_groups(api_key, version, request, served, failed)
 
     def _step(self, step: Callable[[], None], what: str, group_id: str | None = None) -> None:

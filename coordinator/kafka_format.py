@@ -20,26 +20,41 @@ from __future__ import annotations
 import functools
 import struct
 import uuid
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast
 
 from kcsim.protocol.codecs import data_codec
+from kcsim.protocol.messages import coordinator_records as wire
 from kcsim.protocol.primitives import uvarint_bytes
 
 from .records import (
     ConsumerGroupCurrentMemberAssignmentKey,
+    ConsumerGroupCurrentMemberAssignmentValue,
     ConsumerGroupMemberKey,
+    ConsumerGroupMemberValue,
     ConsumerGroupMetadataKey,
+    ConsumerGroupMetadataValue,
     ConsumerGroupTargetAssignmentMemberKey,
+    ConsumerGroupTargetAssignmentMemberValue,
     ConsumerGroupTargetAssignmentMetadataKey,
+    ConsumerGroupTargetAssignmentMetadataValue,
     GroupMetadataKey,
+    GroupMetadataValue,
     OffsetCommitKey,
+    OffsetCommitValue,
+    PausedTopic,
     PausedTopicPartitionsKey,
+    PausedTopicPartitionsValue,
+    TopicPartitions,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from kcsim.storage.records import Record
+
+# A record's key and value in kcsim's classes, and its key or value body in Kafka's.
+_Key = TypeVar("_Key")
+_Value = TypeVar("_Value")
+_Body = TypeVar("_Body", covariant=True)
 
 OFFSETS_TOPIC = "__consumer_offsets"
 DEFAULT_PARTITIONS = 50  # Kafka's offsets.topic.num.partitions
@@ -74,54 +89,66 @@ def partition_for(group_id: str, partitions: int) -> int:
     return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
-class _Codec:
-    """One record type: its key and value bodies, compiled once."""
+class _Codec(Generic[_Key, _Value]):
+    """One record type: its key and value bodies (Kafka's classes), compiled once."""
 
     __slots__ = ("_encode_key", "_encode_value", "key_cls", "type_prefix", "value_cls")
 
-    def __init__(self, type_id: int, key: str, value: str) -> None:
-        key_codec, value_codec = data_codec(key), data_codec(value)
+    def __init__(self, type_id: int, key: type[_Key], value: type[_Value]) -> None:
+        key_codec, value_codec = data_codec(key.__name__), data_codec(value.__name__)
         self.type_prefix = _SHORT.pack(type_id)
-        self.key_cls: Any = key_codec.cls
-        self.value_cls: Any = value_codec.cls
+        self.key_cls = key
+        self.value_cls = value
         self._encode_key = key_codec.encoder(0)
         self._encode_value = {v: value_codec.encoder(v) for v in (0, 1, 3, 4)
                               if v in value_codec.message.valid}
 
-    def key(self, body: Any) -> bytes:
+    def key(self, body: _Key) -> bytes:
         out = bytearray(self.type_prefix)
         self._encode_key(body, out)
         return bytes(out)
 
-    def value(self, body: Any, version: int) -> bytes:
+    def value(self, body: _Value, version: int) -> bytes:
         out = bytearray(_SHORT.pack(version))
         self._encode_value[version](body, out)
         return bytes(out)
 
 
-_OFFSET = _Codec(OFFSET_COMMIT_TYPE, "OffsetCommitKey", "OffsetCommitValue")
-_GROUP = _Codec(GROUP_METADATA_TYPE, "GroupMetadataKey", "GroupMetadataValue")
-_MEMBER_METADATA = _GROUP.value_cls.MemberMetadata
-_CG_EPOCH = _Codec(CONSUMER_GROUP_METADATA_TYPE, "ConsumerGroupMetadataKey",
-                   "ConsumerGroupMetadataValue")
-_CG_MEMBER = _Codec(CONSUMER_GROUP_MEMBER_TYPE, "ConsumerGroupMemberMetadataKey",
-                    "ConsumerGroupMemberMetadataValue")
+_OFFSET = _Codec(OFFSET_COMMIT_TYPE, wire.OffsetCommitKey, wire.OffsetCommitValue)
+_GROUP = _Codec(GROUP_METADATA_TYPE, wire.GroupMetadataKey, wire.GroupMetadataValue)
+_MEMBER_METADATA = wire.GroupMetadataValue.MemberMetadata
+_CG_EPOCH = _Codec(CONSUMER_GROUP_METADATA_TYPE, wire.ConsumerGroupMetadataKey,
+                   wire.ConsumerGroupMetadataValue)
+_CG_MEMBER = _Codec(CONSUMER_GROUP_MEMBER_TYPE, wire.ConsumerGroupMemberMetadataKey,
+                    wire.ConsumerGroupMemberMetadataValue)
 _CG_TARGET_EPOCH = _Codec(TARGET_ASSIGNMENT_METADATA_TYPE,
-                          "ConsumerGroupTargetAssignmentMetadataKey",
-                          "ConsumerGroupTargetAssignmentMetadataValue")
-_CG_TARGET = _Codec(TARGET_ASSIGNMENT_MEMBER_TYPE, "ConsumerGroupTargetAssignmentMemberKey",
-                    "ConsumerGroupTargetAssignmentMemberValue")
-_CG_CURRENT = _Codec(CURRENT_MEMBER_ASSIGNMENT_TYPE, "ConsumerGroupCurrentMemberAssignmentKey",
-                     "ConsumerGroupCurrentMemberAssignmentValue")
-_PAUSED = _Codec(PAUSED_RECORD_TYPE, "PausedTopicPartitionsKey", "PausedTopicPartitionsValue")
+                          wire.ConsumerGroupTargetAssignmentMetadataKey,
+                          wire.ConsumerGroupTargetAssignmentMetadataValue)
+_CG_TARGET = _Codec(TARGET_ASSIGNMENT_MEMBER_TYPE, wire.ConsumerGroupTargetAssignmentMemberKey,
+                    wire.ConsumerGroupTargetAssignmentMemberValue)
+_CG_CURRENT = _Codec(CURRENT_MEMBER_ASSIGNMENT_TYPE,
+                     wire.ConsumerGroupCurrentMemberAssignmentKey,
+                     wire.ConsumerGroupCurrentMemberAssignmentValue)
+_PAUSED = _Codec(PAUSED_RECORD_TYPE, wire.PausedTopicPartitionsKey,
+                 wire.PausedTopicPartitionsValue)
 
 
-def _ids(cls: Any, stored: list[Any]) -> list[Any]:
+class _TopicPartitionsBody(Protocol[_Body]):
+    """The class of a (topic id, partitions) entry in one of Kafka's record values."""
+
+    def __call__(self, *, topic_id: uuid.UUID, partitions: list[int]) -> _Body: ...
+
+
+def _ids(
+    cls: _TopicPartitionsBody[_Body], stored: list[TopicPartitions] | list[PausedTopic]
+) -> list[_Body]:
     return [cls(topic_id=uuid.UUID(bytes=bytes(tp.topic_id)), partitions=list(tp.partitions))
             for tp in stored]
 
 
-def _offset_commit_declared(key: Any, value: Any, version: int) -> tuple[bytes, bytes | None]:
+def _offset_commit_declared(
+    key: OffsetCommitKey, value: OffsetCommitValue | None, version: int
+) -> tuple[bytes, bytes | None]:
     """An offset commit through the declared schemas: the reference the packed form below
     is tested against, and the way for the rare value version 1."""
     body = _OFFSET.key(_OFFSET.key_cls(group=key.group, topic=key.topic,
@@ -149,7 +176,9 @@ _V4_NO_METADATA = struct.Struct(">hqibqb")  # the usual commit: empty metadata, 
 _LONG = struct.Struct(">q")
 
 
-def offset_commit(key: Any, value: Any, version: int = 4) -> tuple[bytes, bytes | None]:
+def offset_commit(
+    key: OffsetCommitKey, value: OffsetCommitValue | None, version: int = 4
+) -> tuple[bytes, bytes | None]:
     """An offset commit's key and value, packed directly: it is the record written on
     every commit (:func:`kafka_record` gives the same, for any record)."""
     body = _offset_key_prefix(key.group, key.topic) + _INT.pack(key.partition)
@@ -170,7 +199,9 @@ def offset_commit(key: Any, value: Any, version: int = 4) -> tuple[bytes, bytes 
                            metadata, _LONG.pack(value.commit_timestamp)))
 
 
-def _group_metadata(key: Any, value: Any) -> tuple[bytes, bytes | None]:
+def _group_metadata(
+    key: GroupMetadataKey, value: GroupMetadataValue | None
+) -> tuple[bytes, bytes | None]:
     body = _GROUP.key(_GROUP.key_cls(group=key.group))
     if value is None:
         return body, None
@@ -188,24 +219,20 @@ def _group_metadata(key: Any, value: Any) -> tuple[bytes, bytes | None]:
         current_state_timestamp=value.state_timestamp, members=members), 3)
 
 
-def _group_key(codec: _Codec, key: Any) -> bytes:
-    return codec.key(codec.key_cls(group_id=key.group))
-
-
-def _member_key(codec: _Codec, key: Any) -> bytes:
-    return codec.key(codec.key_cls(group_id=key.group, member_id=key.member_id))
-
-
-def _consumer_group_epoch(key: Any, value: Any) -> tuple[bytes, bytes | None]:
-    body = _group_key(_CG_EPOCH, key)
+def _consumer_group_epoch(
+    key: ConsumerGroupMetadataKey, value: ConsumerGroupMetadataValue | None
+) -> tuple[bytes, bytes | None]:
+    body = _CG_EPOCH.key(_CG_EPOCH.key_cls(group_id=key.group))
     if value is None:
         return body, None
     return body, _CG_EPOCH.value(_CG_EPOCH.value_cls(
         epoch=value.epoch, metadata_hash=value.metadata_hash), 0)
 
 
-def _consumer_group_member(key: Any, value: Any) -> tuple[bytes, bytes | None]:
-    body = _member_key(_CG_MEMBER, key)
+def _consumer_group_member(
+    key: ConsumerGroupMemberKey, value: ConsumerGroupMemberValue | None
+) -> tuple[bytes, bytes | None]:
+    body = _CG_MEMBER.key(_CG_MEMBER.key_cls(group_id=key.group, member_id=key.member_id))
     if value is None:
         return body, None
     return body, _CG_MEMBER.value(_CG_MEMBER.value_cls(
@@ -216,16 +243,22 @@ def _consumer_group_member(key: Any, value: Any) -> tuple[bytes, bytes | None]:
         server_assignor=value.server_assignor), 0)
 
 
-def _target_epoch(key: Any, value: Any) -> tuple[bytes, bytes | None]:
-    body = _group_key(_CG_TARGET_EPOCH, key)
+def _target_epoch(
+    key: ConsumerGroupTargetAssignmentMetadataKey,
+    value: ConsumerGroupTargetAssignmentMetadataValue | None,
+) -> tuple[bytes, bytes | None]:
+    body = _CG_TARGET_EPOCH.key(_CG_TARGET_EPOCH.key_cls(group_id=key.group))
     if value is None:
         return body, None
     return body, _CG_TARGET_EPOCH.value(_CG_TARGET_EPOCH.value_cls(
         assignment_epoch=value.assignment_epoch), 0)
 
 
-def _target_member(key: Any, value: Any) -> tuple[bytes, bytes | None]:
-    body = _member_key(_CG_TARGET, key)
+def _target_member(
+    key: ConsumerGroupTargetAssignmentMemberKey,
+    value: ConsumerGroupTargetAssignmentMemberValue | None,
+) -> tuple[bytes, bytes | None]:
+    body = _CG_TARGET.key(_CG_TARGET.key_cls(group_id=key.group, member_id=key.member_id))
     if value is None:
         return body, None
     cls = _CG_TARGET.value_cls
@@ -233,8 +266,11 @@ def _target_member(key: Any, value: Any) -> tuple[bytes, bytes | None]:
         topic_partitions=_ids(cls.TopicPartition, value.topic_partitions)), 0)
 
 
-def _current_member(key: Any, value: Any) -> tuple[bytes, bytes | None]:
-    body = _member_key(_CG_CURRENT, key)
+def _current_member(
+    key: ConsumerGroupCurrentMemberAssignmentKey,
+    value: ConsumerGroupCurrentMemberAssignmentValue | None,
+) -> tuple[bytes, bytes | None]:
+    body = _CG_CURRENT.key(_CG_CURRENT.key_cls(group_id=key.group, member_id=key.member_id))
     if value is None:
         return body, None
     cls = _CG_CURRENT.value_cls
@@ -245,8 +281,10 @@ def _current_member(key: Any, value: Any) -> tuple[bytes, bytes | None]:
                                            value.partitions_pending_revocation)), 0)
 
 
-def _paused(key: Any, value: Any) -> tuple[bytes, bytes | None]:
-    body = _group_key(_PAUSED, key)
+def _paused(
+    key: PausedTopicPartitionsKey, value: PausedTopicPartitionsValue | None
+) -> tuple[bytes, bytes | None]:
+    body = _PAUSED.key(_PAUSED.key_cls(group_id=key.group))
     if value is None:
         return body, None
     cls = _PAUSED.value_cls
@@ -254,14 +292,23 @@ def _paused(key: Any, value: Any) -> tuple[bytes, bytes | None]:
         paused_topic_partitions=_ids(cls.PausedTopicPartitions, value.topics)), 0)
 
 
-_ENCODERS: dict[type[Any], Callable[[Any, Any], tuple[bytes, bytes | None]]] = {
-    GroupMetadataKey: _group_metadata,
-    ConsumerGroupMetadataKey: _consumer_group_epoch,
-    ConsumerGroupMemberKey: _consumer_group_member,
-    ConsumerGroupTargetAssignmentMetadataKey: _target_epoch,
-    ConsumerGroupTargetAssignmentMemberKey: _target_member,
-    ConsumerGroupCurrentMemberAssignmentKey: _current_member,
-    PausedTopicPartitionsKey: _paused,
+_Encoder = Callable[[object, object], tuple[bytes, bytes | None]]
+
+
+def _by_key_type(encode: Callable[[_Key, _Value | None], tuple[bytes, bytes | None]]) -> _Encoder:
+    """`encode` as `_ENCODERS` holds it: called only with a key of the type it is filed
+    under and that record's value (the one promise mypy cannot check here)."""
+    return cast("_Encoder", encode)
+
+
+_ENCODERS: dict[type, _Encoder] = {
+    GroupMetadataKey: _by_key_type(_group_metadata),
+    ConsumerGroupMetadataKey: _by_key_type(_consumer_group_epoch),
+    ConsumerGroupMemberKey: _by_key_type(_consumer_group_member),
+    ConsumerGroupTargetAssignmentMetadataKey: _by_key_type(_target_epoch),
+    ConsumerGroupTargetAssignmentMemberKey: _by_key_type(_target_member),
+    ConsumerGroupCurrentMemberAssignmentKey: _by_key_type(_current_member),
+    PausedTopicPartitionsKey: _by_key_type(_paused),
 }
 
 
@@ -291,5 +338,6 @@ def kafka_record(record: Record, offset_value_version: int = 4
 def record_timestamp(record: Record) -> int | None:
     """The time a record says it was written (an offset commit's commit time), if any."""
     if type(record.key) is OffsetCommitKey and record.value is not None:
-        return record.value.commit_timestamp  # type: ignore[no-any-return]
+        value: OffsetCommitValue = record.value
+        return value.commit_timestamp
     return None

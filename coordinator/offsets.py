@@ -9,11 +9,14 @@ running group is accepted for the partitions the group has paused.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+from uuid import UUID
 
 from kcsim.coordinator.records import OffsetCommitKey, OffsetCommitValue
-from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
+from kcsim.protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitResponse
+from kcsim.protocol.messages.offset_delete import OffsetDeleteResponse
+from kcsim.protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
 from kcsim.storage.records import Record
 
 from .groups.membership import validate_member
@@ -23,7 +26,9 @@ from .shared.record_helpers import offset_record
 from .shared.removal import remove_group
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
+
+    from kcsim.protocol.messages.offset_delete import OffsetDeleteRequest
 
     from .consumer.model import ConsumerGroup
     from .groups.classic import ClassicGroup
@@ -33,11 +38,11 @@ if TYPE_CHECKING:
 
 E = ErrorCode
 
-OffsetCommitResponse = response_class(8)
 CommitTopic = OffsetCommitResponse.OffsetCommitResponseTopic
 CommitPartition = OffsetCommitResponse.OffsetCommitResponsePartition
-OffsetFetchResponse = response_class(9)
-OffsetDeleteResponse = response_class(47)
+RequestPartition = OffsetCommitRequest.OffsetCommitRequestPartition
+FetchGroup = OffsetFetchRequest.OffsetFetchRequestGroup
+FetchedTopics = OffsetFetchRequest.OffsetFetchRequestTopics  # v8+, with topic ids from v10
 DeleteTopic = OffsetDeleteResponse.OffsetDeleteResponseTopic
 DeletePartition = OffsetDeleteResponse.OffsetDeleteResponsePartition
 
@@ -52,25 +57,43 @@ _COMMIT_ALIVE, _COMMIT, _REBALANCING, _UNAVAILABLE = (
     Rule.COMMIT_ALIVE, Rule.COMMIT, Rule.REBALANCING, Rule.UNAVAILABLE)
 
 
-class _TopicResponses:
-    """Per-topic response entries in first-seen order, merged as Kafka's response builders do."""
+_K = TypeVar("_K")  # what names a topic: its name or its id
+_T = TypeVar("_T")  # a response's topic entry
+_P = TypeVar("_P")  # a response's partition entry
+_P_co = TypeVar("_P_co", covariant=True)
+
+
+class _TopicResponses(Generic[_K, _T, _P]):
+    """Per-topic response entries in first-seen order, merged as Kafka's response builders do.
+
+    `make_topic` builds a topic's entry around the list its partitions are added to."""
 
     __slots__ = ("by_key", "make_topic", "order")
 
-    def __init__(self, make_topic: Callable[[Any], Any]) -> None:
-        self.order: list[Any] = []
-        self.by_key: dict[Any, Any] = {}
+    def __init__(self, make_topic: Callable[[_K, list[_P]], _T]) -> None:
+        self.order: list[_T] = []
+        self.by_key: dict[_K, list[_P]] = {}
         self.make_topic = make_topic
 
-    def add(self, key: Any, partition: Any) -> None:
-        topic = self.by_key.get(key)
-        if topic is None:
-            topic = self.by_key[key] = self.make_topic(key)
-            self.order.append(topic)
-        topic.partitions.append(partition)
+    def add(self, key: _K, partition: _P) -> None:
+        partitions = self.by_key.get(key)
+        if partitions is None:
+            partitions = self.by_key[key] = []
+            self.order.append(self.make_topic(key, partitions))
+        partitions.append(partition)
 
 
-def _all_below(partitions: list[Any], count: int) -> bool:
+_CommitAnswers = _TopicResponses["str | UUID", CommitTopic, CommitPartition]
+
+
+class _FetchedPartition(Protocol[_P_co]):
+    """The partition class of an OffsetFetch response (its two shapes have the same fields)."""
+
+    def __call__(self, *, partition_index: int, committed_offset: int,
+                 committed_leader_epoch: int, metadata: str | None, error_code: int) -> _P_co: ...
+
+
+def _all_below(partitions: list[RequestPartition], count: int) -> bool:
     """Whether every partition index is in 0..count-1 (a plain loop: the hot path)."""
     for p in partitions:  # noqa: SIM110 (all() over a generator costs twice as much)
         if not 0 <= p.partition_index < count:
@@ -78,29 +101,31 @@ def _all_below(partitions: list[Any], count: int) -> bool:
     return True
 
 
-def _commit_topic(use_ids: bool, key: Any, partitions: list[Any]) -> Any:
-    if use_ids:
+def _commit_topic(key: str | UUID, partitions: list[CommitPartition]) -> CommitTopic:
+    if isinstance(key, UUID):  # v10+ names topics by id
         return CommitTopic(topic_id=key, partitions=partitions)
     return CommitTopic(name=key, partitions=partitions)
 
 
 def _reject(
-    rejected: _TopicResponses | None, use_ids: bool, key: Any, partitions: list[Any], error: int
-) -> _TopicResponses:
+    rejected: _CommitAnswers | None, key: str | UUID, partitions: list[RequestPartition],
+    error: int,
+) -> _CommitAnswers:
     """Answer partitions the broker refuses before the group sees them."""
     if rejected is None:
-        rejected = _TopicResponses(lambda k: _commit_topic(use_ids, k, []))
+        rejected = _TopicResponses(_commit_topic)
     for p in partitions:
         rejected.add(key, CommitPartition(partition_index=p.partition_index, error_code=error))
     return rejected
 
 
 def _merge(
-    rejected: _TopicResponses | None, use_ids: bool, answered: list[tuple[Any, list[Any]]]
-) -> list[Any]:
+    rejected: _CommitAnswers | None,
+    answered: list[tuple[str | UUID, list[CommitPartition]]],
+) -> list[CommitTopic]:
     """Refused topics first, then the group's answers, merged per topic as Kafka does."""
     if rejected is None:
-        return [_commit_topic(use_ids, key, parts) for key, parts in answered]
+        return [_commit_topic(key, parts) for key, parts in answered]
     for key, parts in answered:
         for part in parts:
             rejected.add(key, part)
@@ -114,28 +139,32 @@ class OffsetHandlers:
 
     # -- OffsetCommit -------------------------------------------------------
 
-    def commit(self, version: int, request: Any, ctx: RequestContext) -> Any:
+    def commit(
+        self, version: int, request: OffsetCommitRequest, ctx: RequestContext
+    ) -> OffsetCommitResponse:
         topics = self.rt.topics
         use_ids = version >= 10
-        rejected: _TopicResponses | None = None
-        valid: list[tuple[Any, str, list[Any]]] = []
+        rejected: _CommitAnswers | None = None
+        valid: list[tuple[str | UUID, str, list[RequestPartition]]] = []
         for topic in request.topics:
-            key = topic.topic_id if use_ids else topic.name
+            key: str | UUID
             partitions = topic.partitions
             if use_ids:
-                name = topics.topic_name(key)
-                if name is None:
-                    rejected = _reject(rejected, use_ids, key, partitions, UNKNOWN_TOPIC_ID)
+                key = topic.topic_id
+                found = topics.topic_name(key)
+                if found is None:
+                    rejected = _reject(rejected, key, partitions, UNKNOWN_TOPIC_ID)
                     continue
+                name = found
             else:
-                name = key
+                key = name = topic.name
             count = topics.partition_count(name)
             if count is None:
-                rejected = _reject(rejected, use_ids, key, partitions, UNKNOWN_TOPIC_OR_PARTITION)
+                rejected = _reject(rejected, key, partitions, UNKNOWN_TOPIC_OR_PARTITION)
                 continue
             if not _all_below(partitions, count):
                 bad = [p for p in partitions if not 0 <= p.partition_index < count]
-                rejected = _reject(rejected, use_ids, key, bad, UNKNOWN_TOPIC_OR_PARTITION)
+                rejected = _reject(rejected, key, bad, UNKNOWN_TOPIC_OR_PARTITION)
                 partitions = [p for p in partitions if 0 <= p.partition_index < count]
             if partitions:
                 valid.append((key, name, partitions))
@@ -161,7 +190,7 @@ class OffsetHandlers:
                 )
                 for key, _, partitions in valid
             ]
-            return OffsetCommitResponse(topics=_merge(rejected, use_ids, answered))
+            return OffsetCommitResponse(topics=_merge(rejected, answered))
 
         group_id = request.group_id
         group = self.rt.groups.get(group_id)
@@ -181,7 +210,7 @@ class OffsetHandlers:
         committed = _COMMITTED
         answered = []
         for key, name, partitions in valid:
-            parts: list[Any] = []
+            parts: list[CommitPartition] = []
             append = parts.append
             run: list[Record] = []
             queue = run.append
@@ -214,9 +243,9 @@ class OffsetHandlers:
             if run:
                 self.rt.write_commits(run)
             answered.append((key, parts))
-        return OffsetCommitResponse(topics=_merge(rejected, use_ids, answered))
+        return OffsetCommitResponse(topics=_merge(rejected, answered))
 
-    def _validate_commit(self, version: int, request: Any) -> int:
+    def _validate_commit(self, version: int, request: OffsetCommitRequest) -> int:
         """Kafka's ClassicGroup.validateOffsetCommit; a manual commit to an unknown id makes a
         simple group (the fold creates it with the first offset)."""
         generation = request.generation_id_or_member_epoch if version >= 1 else -1
@@ -250,10 +279,11 @@ class OffsetHandlers:
 
     # -- OffsetFetch --------------------------------------------------------
 
-    def fetch(self, version: int, request: Any, ctx: RequestContext) -> Any:
+    def fetch(
+        self, version: int, request: OffsetFetchRequest, ctx: RequestContext
+    ) -> OffsetFetchResponse:
         R = OffsetFetchResponse
         if version >= 8:
-            topic_cls, partition_cls = R.OffsetFetchResponseTopics, R.OffsetFetchResponsePartitions
             group_cls = R.OffsetFetchResponseGroup
             fetch_group = self._fetch_group
             answered = []
@@ -262,28 +292,37 @@ class OffsetHandlers:
                 if error:
                     answered.append(group_cls(group_id=g.group_id, topics=[], error_code=error))
                     continue
-                topics = fetch_group(version, g.group_id, g.topics, topic_cls, partition_cls)
+                topics = fetch_group(version, g.group_id, g.topics, _topics_v8,
+                                     R.OffsetFetchResponsePartitions)
                 if request.require_stable:
                     self._mark_unstable(version, g.group_id, topics)
                 answered.append(group_cls(group_id=g.group_id, topics=topics))
             return R(groups=answered)
-        topic_cls, partition_cls = R.OffsetFetchResponseTopic, R.OffsetFetchResponsePartition
-        topics = request.topics
-        if topics is None and version < 2:
-            topics = []
-        answer = self._fetch_group(version, request.group_id, topics, topic_cls, partition_cls)
+        requested = request.topics
+        if requested is None and version < 2:
+            requested = []
+        answer = self._fetch_group(version, request.group_id, requested, _topic_v0,
+                                   R.OffsetFetchResponsePartition)
         if version >= 7 and request.require_stable:
             self._mark_unstable(version, request.group_id, answer)
         return R(topics=answer, error_code=E.NONE)
 
-    def _mark_unstable(self, version: int, group_id: str, topics: list[Any]) -> None:
+    def _mark_unstable(
+        self,
+        version: int,
+        group_id: str,
+        topics: list[OffsetFetchResponse.OffsetFetchResponseTopic]
+        | list[OffsetFetchResponse.OffsetFetchResponseTopics],
+    ) -> None:
         """RequireStable (KIP-447): a partition with an offset pending in an open
         transaction is answered UNSTABLE_OFFSET_COMMIT, so the consumer retries."""
         pending = self.rt.pending
         if not pending.has_group(group_id):
             return
         for topic in topics:
-            name = self.rt.topics.topic_name(topic.topic_id) if version >= 10 else topic.name
+            name = (self.rt.topics.topic_name(topic.topic_id)
+                    if isinstance(topic, OffsetFetchResponse.OffsetFetchResponseTopics)
+                    and version >= 10 else topic.name)
             if name is None:
                 continue
             for p in topic.partitions:
@@ -295,17 +334,17 @@ class OffsetHandlers:
         self,
         version: int,
         group_id: str,
-        requested: list[Any] | None,
-        topic_cls: Any,
-        partition_cls: Any,
-    ) -> list[Any]:
+        requested: Sequence[OffsetFetchRequest.OffsetFetchRequestTopic | FetchedTopics] | None,
+        topic_cls: Callable[[str, UUID | None, list[_P]], _T],
+        partition_cls: _FetchedPartition[_P],
+    ) -> list[_T]:
         """One group's offsets. Unknown groups have no offsets and no error, as in Kafka."""
         offsets = None
         if self.rt.group_exists(group_id):
             offsets = self.rt.offsets.group(group_id)
         use_ids = version >= 10
         lookup = self.rt.topics
-        result: list[Any] = []
+        result: list[_T] = []
         if requested is None:
             if not offsets:
                 return result
@@ -324,18 +363,22 @@ class OffsetHandlers:
                     topic_id = lookup.topic_id(topic)
                     if topic_id is None:
                         continue
-                    result.append(topic_cls(topic_id=topic_id, partitions=parts))
+                    result.append(topic_cls("", topic_id, parts))
                 else:
-                    result.append(topic_cls(name=topic, partitions=parts))
+                    result.append(topic_cls(topic, None, parts))
             return result
         for t in requested:
+            topic_id = None
             if use_ids:
-                name = lookup.topic_name(t.topic_id)
+                assert isinstance(t, FetchedTopics)  # v10 is a v8+ request
+                topic_id = t.topic_id
+                name = lookup.topic_name(topic_id)
                 if name is None:
                     result.append(
                         topic_cls(
-                            topic_id=t.topic_id,
-                            partitions=[
+                            "",
+                            topic_id,
+                            [
                                 partition_cls(
                                     partition_index=p,
                                     committed_offset=INVALID_OFFSET,
@@ -374,19 +417,19 @@ class OffsetHandlers:
                             error_code=0,
                         )
                     )
-            if use_ids:
-                result.append(topic_cls(topic_id=t.topic_id, partitions=parts))
-            else:
-                result.append(topic_cls(name=name, partitions=parts))
+            result.append(topic_cls("" if use_ids else name, topic_id, parts))
         return result
 
     # -- OffsetDelete -------------------------------------------------------
 
-    def delete(self, version: int, request: Any, ctx: RequestContext) -> Any:
+    def delete(
+        self, version: int, request: OffsetDeleteRequest, ctx: RequestContext
+    ) -> OffsetDeleteResponse:
         group_id = request.group_id
         if not group_id:
             return OffsetDeleteResponse(error_code=E.INVALID_GROUP_ID)
-        out = _TopicResponses(lambda name: DeleteTopic(name=name, partitions=[]))
+        out: _TopicResponses[str, DeleteTopic, DeletePartition] = _TopicResponses(
+            lambda name, partitions: DeleteTopic(name=name, partitions=partitions))
         lookup = self.rt.topics
         valid = []
         for topic in request.topics:
@@ -421,18 +464,16 @@ class OffsetHandlers:
             subscribed = group.is_subscribed_to_topic
         for name, partitions in valid:
             if subscribed(name):
-                for p in partitions:
-                    out.add(
-                        name,
-                        DeletePartition(partition_index=p, error_code=E.GROUP_SUBSCRIBED_TO_TOPIC),
-                    )
+                for index in partitions:
+                    out.add(name, DeletePartition(partition_index=index,
+                                                  error_code=E.GROUP_SUBSCRIBED_TO_TOPIC))
                 continue
             deleted = set()
-            for p in partitions:
-                out.add(name, DeletePartition(partition_index=p, error_code=E.NONE))
-                if p not in deleted and self.rt.offsets.get(group_id, name, p) is not None:
-                    deleted.add(p)
-                    self.rt.write(offset_record(group_id, name, p, None))
+            for index in partitions:
+                out.add(name, DeletePartition(partition_index=index, error_code=E.NONE))
+                if index not in deleted and self.rt.offsets.get(group_id, name, index) is not None:
+                    deleted.add(index)
+                    self.rt.write(offset_record(group_id, name, index, None))
         return OffsetDeleteResponse(error_code=E.NONE, topics=out.order)
 
     # -- retention (KIP-211) --------------------------------------------------
@@ -464,7 +505,7 @@ class OffsetHandlers:
         for topic, partition in partitions:
             self.rt.write(offset_record(group_id, topic, partition, None))
 
-    def _validate_fetch(self, request_group: Any) -> int:
+    def _validate_fetch(self, request_group: FetchGroup) -> int:
         """Kafka's ConsumerGroup.validateOffsetFetch (v9+); classic groups check nothing."""
         consumer_group = self.rt.consumer_groups.get(request_group.group_id)
         if consumer_group is None:
@@ -472,7 +513,7 @@ class OffsetHandlers:
         member_id, epoch = request_group.member_id, request_group.member_epoch
         if member_id is None and epoch < 0:
             return E.NONE
-        member = consumer_group.members.get(member_id)
+        member = None if member_id is None else consumer_group.members.get(member_id)
         if member is None:
             return E.UNKNOWN_MEMBER_ID
         if epoch != member.member_epoch:
@@ -528,7 +569,7 @@ def validate_consumer_commit(
     return E.NONE
 
 
-def _is_admin_commit(version: int, request: Any) -> bool:
+def _is_admin_commit(version: int, request: OffsetCommitRequest) -> bool:
     """No member id and no generation: a commit from outside the group (an admin tool)."""
     generation = request.generation_id_or_member_epoch if version >= 1 else -1
     member_id = request.member_id if version >= 1 else ""
@@ -570,10 +611,26 @@ def is_expired(
     return now_ms - base(value) >= retention_ms
 
 
-_COMMITTED: dict[int, Any] = {}
+def _topic_v0(
+    name: str, topic_id: UUID | None, partitions: list[OffsetFetchResponse.OffsetFetchResponsePartition]
+) -> OffsetFetchResponse.OffsetFetchResponseTopic:
+    """An OffsetFetch topic before v8 (named, never by id)."""
+    return OffsetFetchResponse.OffsetFetchResponseTopic(name=name, partitions=partitions)
 
 
-def _committed(index: int) -> Any:
+def _topics_v8(
+    name: str, topic_id: UUID | None, partitions: list[OffsetFetchResponse.OffsetFetchResponsePartitions]
+) -> OffsetFetchResponse.OffsetFetchResponseTopics:
+    """An OffsetFetch topic of v8+: by id from v10."""
+    if topic_id is not None:
+        return OffsetFetchResponse.OffsetFetchResponseTopics(topic_id=topic_id, partitions=partitions)
+    return OffsetFetchResponse.OffsetFetchResponseTopics(name=name, partitions=partitions)
+
+
+_COMMITTED: dict[int, CommitPartition] = {}
+
+
+def _committed(index: int) -> CommitPartition:
     """The (shared, never mutated) answer for a partition whose commit was accepted."""
     answer = _COMMITTED.get(index)
     if answer is None:

@@ -191,7 +191,7 @@ class MessageCodec:
         code = "\n".join(src.lines)
         exec(compile(code, f"<kcsim {what} {self.message.name} v{version}>", "exec"), env)
         fn: Callable[..., Any] = env[root]
-        fn.__source__ = code  # type: ignore[attr-defined]  # kept for reading what was generated
+        vars(fn)["__source__"] = code  # kept for reading what was generated
         return fn
 
     def _class_ref(self, st: StructType, env: dict[str, Any]) -> str:

@@ -11,6 +11,7 @@ import struct
 from typing import Any
 
 from .codecs import data_codec
+from .messages.consumer_protocol import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 from .primitives import DecodeError
 
 _VERSION = struct.Struct(">h")
@@ -38,22 +39,24 @@ def _encode(name: str, obj: Any, version: int) -> bytes:
     return _VERSION.pack(version) + mc.encode(obj, version)
 
 
-def decode_subscription(raw: bytes) -> Any:
+def decode_subscription(raw: bytes) -> ConsumerProtocolSubscription:
     """A JoinGroup protocol's metadata as a ConsumerProtocolSubscription."""
-    return _decode("ConsumerProtocolSubscription", raw)
+    subscription: ConsumerProtocolSubscription = _decode("ConsumerProtocolSubscription", raw)
+    return subscription
 
 
-def decode_assignment(raw: bytes) -> Any:
+def decode_assignment(raw: bytes) -> ConsumerProtocolAssignment:
     """A SyncGroup assignment as a ConsumerProtocolAssignment (empty bytes: nothing assigned)."""
     if not raw:
-        return data_codec("ConsumerProtocolAssignment").cls()
-    return _decode("ConsumerProtocolAssignment", raw)
+        return ConsumerProtocolAssignment()
+    assignment: ConsumerProtocolAssignment = _decode("ConsumerProtocolAssignment", raw)
+    return assignment
 
 
-def encode_subscription(obj: Any, version: int) -> bytes:
+def encode_subscription(obj: ConsumerProtocolSubscription, version: int) -> bytes:
     return _encode("ConsumerProtocolSubscription", obj, version)
 
 
-def encode_assignment(obj: Any, version: int) -> bytes:
+def encode_assignment(obj: ConsumerProtocolAssignment, version: int) -> bytes:
     """Version-prefixed assignment bytes; versions newer than we declare are written as our newest."""
     return _encode("ConsumerProtocolAssignment", obj, version)

@@ -7,20 +7,22 @@ admins fall back to DescribeGroups for classic groups.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
+from kcsim.protocol.messages.consumer_group import ConsumerGroupDescribeResponse
 
 from .heartbeat import not_consumer_message
 from .model import EMPTY, Assignment, ConsumerGroup
 from .target import assignor_name
 
 if TYPE_CHECKING:
+    from kcsim.protocol.messages.consumer_group import ConsumerGroupDescribeRequest
+
     from ..shared.interface import RequestContext
     from ..shared.runtime import GroupRuntime
 
-DescribeResponse = response_class(69)
+DescribeResponse = ConsumerGroupDescribeResponse
 DescribedGroup = DescribeResponse.DescribedGroup
 Member = DescribeResponse.Member
 DescribeAssignment = DescribeResponse.Assignment
@@ -34,7 +36,9 @@ class DescribeHandler:
         self.rt = runtime
         self.authorized_operations = authorized_operations
 
-    def describe(self, version: int, request: Any, ctx: RequestContext) -> Any:
+    def describe(
+        self, version: int, request: ConsumerGroupDescribeRequest, ctx: RequestContext
+    ) -> ConsumerGroupDescribeResponse:
         groups = []
         for group_id in request.group_ids:
             group = self.rt.consumer_groups.get(group_id)
@@ -52,7 +56,7 @@ class DescribeHandler:
             groups.append(entry)
         return DescribeResponse(groups=groups)
 
-    def described(self, group: ConsumerGroup) -> Any:
+    def described(self, group: ConsumerGroup) -> DescribedGroup:
         return DescribedGroup(
             error_code=ErrorCode.NONE,
             group_id=group.group_id,
@@ -79,7 +83,7 @@ class DescribeHandler:
             ],
         )
 
-    def _assignment(self, assignment: Assignment) -> Any:
+    def _assignment(self, assignment: Assignment) -> DescribeAssignment:
         topics = self.rt.topics
         out = []
         for topic_id, partitions in sorted(assignment.items(), key=lambda kv: kv[0].bytes):

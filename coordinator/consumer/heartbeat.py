@@ -13,10 +13,10 @@ partitions until its session expires or its instance id comes back).
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
+from kcsim.protocol.messages.consumer_group import ConsumerGroupHeartbeatResponse
 
 from ..shared.interface import kafka_client_host
 from ..shared.record_helpers import group_record, member_tombstones
@@ -37,15 +37,16 @@ from .subscriptions import regex_problem
 if TYPE_CHECKING:
     import uuid
 
+    from kcsim.protocol.messages.consumer_group import ConsumerGroupHeartbeatRequest
+
     from ..shared.interface import RequestContext
     from ..shared.runtime import GroupRuntime
     from .groups import ConsumerGroups
     from .reconcile import Owned, Owner
 
 E = ErrorCode
-HeartbeatResponse = response_class(68)
-ResponseAssignment = HeartbeatResponse.Assignment
-ResponseTopicPartitions = HeartbeatResponse.TopicPartitions
+ResponseAssignment = ConsumerGroupHeartbeatResponse.Assignment
+ResponseTopicPartitions = ConsumerGroupHeartbeatResponse.TopicPartitions
 
 # ConsumerGroupHeartbeat v1 (KIP-1082): the client generates its member id.
 CLIENT_MEMBER_ID_VERSION = 1
@@ -60,12 +61,12 @@ class Refused(Exception):
         self.message = message
 
 
-def error_response(code: int, message: str | None = None) -> Any:
-    return HeartbeatResponse(error_code=int(code), error_message=message, member_epoch=0,
+def error_response(code: int, message: str | None = None) -> ConsumerGroupHeartbeatResponse:
+    return ConsumerGroupHeartbeatResponse(error_code=int(code), error_message=message, member_epoch=0,
                              heartbeat_interval_ms=0)
 
 
-def response_assignment(assignment: Assignment) -> Any:
+def response_assignment(assignment: Assignment) -> ResponseAssignment:
     return ResponseAssignment(topic_partitions=[
         ResponseTopicPartitions(topic_id=t, partitions=sorted(ps))
         for t, ps in sorted(assignment.items(), key=lambda kv: kv[0].bytes)
@@ -77,7 +78,9 @@ class HeartbeatHandler:
         self.rt = runtime
         self.ops = groups
 
-    def heartbeat(self, version: int, request: Any, ctx: RequestContext) -> Any:
+    def heartbeat(
+        self, version: int, request: ConsumerGroupHeartbeatRequest, ctx: RequestContext
+    ) -> ConsumerGroupHeartbeatResponse:
         try:
             self._validate(version, request)
             if request.member_epoch in (LEAVE_GROUP_EPOCH, LEAVE_GROUP_STATIC_EPOCH):
@@ -88,7 +91,7 @@ class HeartbeatHandler:
 
     # -- validation (Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid) -------
 
-    def _validate(self, version: int, req: Any) -> None:
+    def _validate(self, version: int, req: ConsumerGroupHeartbeatRequest) -> None:
         epoch = req.member_epoch
         if version >= CLIENT_MEMBER_ID_VERSION or epoch > 0 or epoch == LEAVE_GROUP_EPOCH:
             _not_blank(req.member_id, "MemberId can't be empty.")
@@ -115,7 +118,7 @@ class HeartbeatHandler:
 
     # -- leaving --------------------------------------------------------------
 
-    def _leave(self, req: Any) -> Any:
+    def _leave(self, req: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse:
         group = self.rt.consumer_groups.get(req.group_id)
         if group is None:
             raise Refused(E.GROUP_ID_NOT_FOUND, not_consumer_message(self.rt, req.group_id))
@@ -139,11 +142,13 @@ class HeartbeatHandler:
                 self.rt.write(current_record(group.group_id, leaving))
             else:
                 self.ops.fence(group, member_id)
-        return HeartbeatResponse(member_id=member_id, member_epoch=epoch, heartbeat_interval_ms=0)
+        return ConsumerGroupHeartbeatResponse(member_id=member_id, member_epoch=epoch, heartbeat_interval_ms=0)
 
     # -- a regular heartbeat ---------------------------------------------------
 
-    def _heartbeat(self, version: int, req: Any, ctx: RequestContext) -> Any:
+    def _heartbeat(
+        self, version: int, req: ConsumerGroupHeartbeatRequest, ctx: RequestContext
+    ) -> ConsumerGroupHeartbeatResponse:
         rt = self.rt
         gid = req.group_id
         joining = req.member_epoch == 0
@@ -217,7 +222,7 @@ class HeartbeatHandler:
         self.ops.schedule_session(gid, member_id)
 
         final = nxt
-        response = HeartbeatResponse(
+        response = ConsumerGroupHeartbeatResponse(
             member_id=member_id,
             member_epoch=final.member_epoch,
             heartbeat_interval_ms=rt.config.consumer_group_heartbeat_interval_ms,
@@ -262,9 +267,11 @@ class HeartbeatHandler:
         return member
 
     def _static_member(
-        self, group: ConsumerGroup, member_id: str, req: Any, owned: Owned | None
+        self, group: ConsumerGroup, member_id: str, req: ConsumerGroupHeartbeatRequest,
+        owned: Owned | None,
     ) -> tuple[ConsumerMember, ConsumerMember | None]:
         instance_id = req.instance_id
+        assert instance_id is not None  # the caller's test: a static member
         existing = group.static_member(instance_id)
         if req.member_epoch == 0:
             if existing is None:

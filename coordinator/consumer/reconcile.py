@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .model import EMPTY, Assignment, ConsumerMember, MemberState
+
+if TYPE_CHECKING:
+    from kcsim.protocol.messages.consumer_group import ConsumerGroupHeartbeatRequest
+
+    OwnedTopic = ConsumerGroupHeartbeatRequest.TopicPartitions
 
 Owner = Callable[[uuid.UUID, int], str | None]
 Owned = dict[uuid.UUID, set[int]]  # the partitions a heartbeat says the member holds
 
 
-def owned_partitions(owned: list[Any] | None) -> Owned | None:
+def owned_partitions(owned: list[OwnedTopic] | None) -> Owned | None:
     """The request's TopicPartitions as a map (None when the request did not say)."""
     if owned is None:
         return None

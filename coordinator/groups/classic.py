@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from operator import attrgetter, itemgetter
 from sys import intern
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ..shared.journal import set_add, set_discard, set_update
 from .state import (
@@ -176,10 +176,11 @@ _group_fields = attrgetter(*_GROUP_CHANGES)
 
 K = TypeVar("K")
 V = TypeVar("V")
-_ABSENT: Any = object()  # a key that was not in its table
+_ABSENT = object()  # a key that was not in its table
 
 
-def _put_back(table: dict[Any, Any], key: object, old: object) -> None:
+# The undo steps below run from the journal, which calls them untyped: any table will do.
+def _put_back(table: dict[object, object], key: object, old: object) -> None:
     """Undo of `_put`: the key's old value, or no key (a key added last is popped from the
     end, so the table's order is as it was)."""
     if old is _ABSENT:
@@ -188,7 +189,7 @@ def _put_back(table: dict[Any, Any], key: object, old: object) -> None:
         table[key] = old
 
 
-def _refill(table: dict[Any, Any], before: dict[Any, Any]) -> None:
+def _refill(table: dict[object, object], before: dict[object, object]) -> None:
     """Undo of `_pop`: the table as it was, in its order."""
     table.clear()
     table.update(before)

@@ -9,7 +9,7 @@ protocol. A handler returns its response, or None when the request is parked
 from __future__ import annotations
 
 from sys import intern
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kcsim.protocol.errors import ErrorCode
 
@@ -32,6 +32,11 @@ from .responses import (
 from .state import RULES, Request, Rule, rule
 
 if TYPE_CHECKING:
+    from kcsim.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
+    from kcsim.protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
+    from kcsim.protocol.messages.leave_group import LeaveGroupRequest, LeaveGroupResponse
+    from kcsim.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
+
     from ..consumer.groups import ConsumerGroups
     from ..shared.interface import RequestContext
     from ..shared.runtime import GroupRuntime, Waiter
@@ -70,7 +75,7 @@ class JoinRequest:
         "version",
     )
 
-    def __init__(self, version: int, request: Any, ctx: RequestContext) -> None:
+    def __init__(self, version: int, request: JoinGroupRequest, ctx: RequestContext) -> None:
         self.version = version
         self.token = ctx.token
         self.group_id: str = request.group_id
@@ -110,7 +115,9 @@ class MembershipHandlers:
 
     # -- JoinGroup ----------------------------------------------------------
 
-    def join_group(self, version: int, request: Any, ctx: RequestContext) -> Any:
+    def join_group(
+        self, version: int, request: JoinGroupRequest, ctx: RequestContext
+    ) -> JoinGroupResponse | None:
         config = self.rt.config
         if not request.group_id:
             return join_error(version, E.INVALID_GROUP_ID, request.member_id)
@@ -140,7 +147,7 @@ class MembershipHandlers:
 
         if not self._accept_joining_member(group, join.member_id):
             group.remove(join.member_id)
-            response = join_error(version, E.GROUP_MAX_SIZE_REACHED)
+            response: JoinGroupResponse | None = join_error(version, E.GROUP_MAX_SIZE_REACHED)
         elif unknown_member:
             response = self._join_new_member(group, join)
         else:
@@ -162,7 +169,7 @@ class MembershipHandlers:
             ) or group.awaiting_join_count < max_size
         return member_id in group.members or len(group.members) < max_size
 
-    def _join_new_member(self, group: ClassicGroup, join: JoinRequest) -> Any:
+    def _join_new_member(self, group: ClassicGroup, join: JoinRequest) -> JoinGroupResponse | None:
         if _ON_JOIN_NEW[group.state] is _UNAVAILABLE:
             return join_error(join.version, E.COORDINATOR_NOT_AVAILABLE)
         if not group.supports_protocols(join.protocol_type, join.protocol_names()):
@@ -172,7 +179,8 @@ class MembershipHandlers:
             existing = group.static_member_id(join.group_instance_id)
             if existing is not None:
                 return self._replace_static_member(group, join, existing, new_member_id)
-            return self._add_member(group, join, new_member_id)
+            self._add_member(group, join, new_member_id)
+            return None  # parked
         if join.version >= 4:
             # Dynamic members must come back with the id we hand out (KIP-394).
             group.add_pending_member(new_member_id)
@@ -180,9 +188,12 @@ class MembershipHandlers:
                 heartbeat_key(group.group_id, new_member_id), self.rt.now + join.session_timeout_ms
             )
             return join_error(join.version, E.MEMBER_ID_REQUIRED, new_member_id)
-        return self._add_member(group, join, new_member_id)
+        self._add_member(group, join, new_member_id)
+        return None  # parked
 
-    def _join_existing_member(self, group: ClassicGroup, join: JoinRequest) -> Any:
+    def _join_existing_member(
+        self, group: ClassicGroup, join: JoinRequest
+    ) -> JoinGroupResponse | None:
         member_id = join.member_id
         version = join.version
         does = _ON_JOIN[group.state]
@@ -195,24 +206,28 @@ class MembershipHandlers:
             if join.group_instance_id is not None:
                 # Kafka raises an IllegalStateException here: a pending member is never static.
                 return join_error(version, E.UNKNOWN_SERVER_ERROR, member_id)
-            return self._add_member(group, join, member_id)
+            self._add_member(group, join, member_id)
+            return None  # parked
         error = validate_member(group, member_id, join.group_instance_id)
         if error:
             return join_error(version, error, member_id)
 
         member = group.members[member_id]
         if does is _WAIT:
-            return self._update_member(group, member, join)
+            self._update_member(group, member, join)
+            return None  # parked
         if does is _REPEAT_OR_REBALANCE:
             if member.matches(join.protocols):
                 # A retry of a join whose answer was lost: repeat the current generation.
                 members = current_members(group) if group.is_leader(member_id) else None
                 return generation_response(version, group, member_id, members=members)
-            return self._update_member(group, member, join)
+            self._update_member(group, member, join)
+            return None  # parked
         if does is _REBALANCE_IF_CHANGED:
             if group.is_leader(member_id) or not member.matches(join.protocols):
                 # The leader rejoining, or a member with new metadata, forces a rebalance.
-                return self._update_member(group, member, join)
+                self._update_member(group, member, join)
+                return None  # parked
             return generation_response(version, group, member_id)
         return join_error(version, E.UNKNOWN_MEMBER_ID, member_id)
 
@@ -251,7 +266,7 @@ class MembershipHandlers:
 
     def _replace_static_member(
         self, group: ClassicGroup, join: JoinRequest, old_member_id: str, new_member_id: str
-    ) -> Any:
+    ) -> JoinGroupResponse | None:
         """A known group.instance.id joins with no member id: it takes over (KIP-345)."""
         assert join.group_instance_id is not None
         does = rule(Request.JOIN_STATIC, group.state)
@@ -314,7 +329,9 @@ class MembershipHandlers:
 
     # -- SyncGroup ----------------------------------------------------------
 
-    def sync_group(self, version: int, request: Any, ctx: RequestContext) -> Any:
+    def sync_group(
+        self, version: int, request: SyncGroupRequest, ctx: RequestContext
+    ) -> SyncGroupResponse | None:
         if not request.group_id:
             return sync_response(E.INVALID_GROUP_ID)
         protocol_type = request.protocol_type if version >= 5 else None
@@ -362,7 +379,9 @@ class MembershipHandlers:
 
     # -- Heartbeat ----------------------------------------------------------
 
-    def heartbeat(self, version: int, request: Any, ctx: RequestContext) -> Any:
+    def heartbeat(
+        self, version: int, request: HeartbeatRequest, ctx: RequestContext
+    ) -> HeartbeatResponse:
         if not request.group_id:
             return heartbeat_response(E.INVALID_GROUP_ID)
         group = self.rt.groups.get(request.group_id)
@@ -388,7 +407,9 @@ class MembershipHandlers:
 
     # -- LeaveGroup ---------------------------------------------------------
 
-    def leave_group(self, version: int, request: Any, ctx: RequestContext) -> Any:
+    def leave_group(
+        self, version: int, request: LeaveGroupRequest, ctx: RequestContext
+    ) -> LeaveGroupResponse:
         if not request.group_id:
             return leave_response(version, E.INVALID_GROUP_ID, ())
         if version >= 3:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING
 
-from kcsim.protocol.codecs import data_codec
 from kcsim.protocol.consumer_protocol import decode_assignment, encode_assignment
+from kcsim.protocol.messages.consumer_protocol import ConsumerProtocolAssignment
 from kcsim.protocol.primitives import DecodeError
 
 from ..shared.paused import paused_by_name
@@ -48,7 +48,7 @@ def filter_assignment(raw: bytes, paused: Mapping[str, frozenset[int]]) -> bytes
         assignment = decode_assignment(raw)
     except (DecodeError, struct.error):
         return raw
-    make = data_codec("ConsumerProtocolAssignment").structs["TopicPartition"]
+    make = ConsumerProtocolAssignment.TopicPartition
     kept = []
     removed = False
     for tp in assignment.assigned_partitions:

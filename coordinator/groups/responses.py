@@ -7,22 +7,21 @@ handlers free of version quirks.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
+from kcsim.protocol.messages.heartbeat import HeartbeatResponse
+from kcsim.protocol.messages.join_group import JoinGroupResponse
+from kcsim.protocol.messages.leave_group import LeaveGroupResponse
+from kcsim.protocol.messages.sync_group import SyncGroupResponse
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from .classic import ClassicGroup
 
-JoinGroupResponse = response_class(11)
 JoinGroupResponseMember = JoinGroupResponse.JoinGroupResponseMember
-HeartbeatResponse = response_class(12)
-LeaveGroupResponse = response_class(13)
 MemberResponse = LeaveGroupResponse.MemberResponse
-SyncGroupResponse = response_class(14)
 
 NONE = ErrorCode.NONE
 
@@ -37,8 +36,8 @@ def join_response(
     protocol_name: str | None = None,
     leader: str | None = "",
     skip_assignment: bool = False,
-    members: list[Any] | None = None,
-) -> Any:
+    members: list[JoinGroupResponseMember] | None = None,
+) -> JoinGroupResponse:
     if version < 7:
         if protocol_name is None:
             protocol_name = ""
@@ -56,11 +55,11 @@ def join_response(
     )
 
 
-def join_error(version: int, error: int, member_id: str = "") -> Any:
+def join_error(version: int, error: int, member_id: str = "") -> JoinGroupResponse:
     return join_response(version, error, member_id=member_id)
 
 
-def current_members(group: ClassicGroup) -> list[Any]:
+def current_members(group: ClassicGroup) -> list[JoinGroupResponseMember]:
     """Every member with its metadata for the selected protocol: what the leader assigns from."""
     protocol = group.protocol_name
     return [
@@ -78,10 +77,10 @@ def generation_response(
     group: ClassicGroup,
     member_id: str,
     *,
-    members: list[Any] | None = None,
+    members: list[JoinGroupResponseMember] | None = None,
     leader: str | None = None,
     skip_assignment: bool = False,
-) -> Any:
+) -> JoinGroupResponse:
     """A successful JoinGroup answer describing the group's current generation."""
     return join_response(
         version,
@@ -101,7 +100,7 @@ def sync_response(
     protocol_type: str | None = None,
     protocol_name: str | None = None,
     assignment: bytes = b"",
-) -> Any:
+) -> SyncGroupResponse:
     return SyncGroupResponse(
         error_code=int(error),
         protocol_type=protocol_type,
@@ -110,11 +109,13 @@ def sync_response(
     )
 
 
-def heartbeat_response(error: int = NONE) -> Any:
+def heartbeat_response(error: int = NONE) -> HeartbeatResponse:
     return HeartbeatResponse(error_code=int(error))
 
 
-def leave_response(version: int, error: int, members: Iterable[Any]) -> Any:
+def leave_response(
+    version: int, error: int, members: Iterable[MemberResponse]
+) -> LeaveGroupResponse:
     """v3+ reports each member; earlier versions fold the first member error into the top level."""
     members = list(members)
     if version >= 3:
@@ -127,7 +128,9 @@ def leave_response(version: int, error: int, members: Iterable[Any]) -> Any:
     return LeaveGroupResponse(error_code=int(error))
 
 
-def leave_member(member_id: str, group_instance_id: str | None, error: int = NONE) -> Any:
+def leave_member(
+    member_id: str, group_instance_id: str | None, error: int = NONE
+) -> MemberResponse:
     return MemberResponse(
         member_id=member_id, group_instance_id=group_instance_id, error_code=int(error)
     )

@@ -11,15 +11,25 @@ one that is not paused succeeds and changes nothing.
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
+from kcsim.protocol.messages.pause_partitions import (
+    ListPausedPartitionsResponse,
+    PausePartitionsResponse,
+    ResumePartitionsResponse,
+)
 
 from ..groups.state import Request, Rule, rule
 from ..shared.paused import PausedSet, paused_record
 
 if TYPE_CHECKING:
+    from kcsim.protocol.messages.pause_partitions import (
+        ListPausedPartitionsRequest,
+        PausePartitionsRequest,
+        ResumePartitionsRequest,
+    )
+
     from ..consumer.groups import ConsumerGroups
     from ..groups.classic import ClassicGroup
     from ..groups.rebalance import Rebalancer
@@ -27,11 +37,30 @@ if TYPE_CHECKING:
     from ..shared.runtime import GroupRuntime
 
 E = ErrorCode
-PauseResponse = response_class(1000)
-ResumeResponse = response_class(1001)
-ListPausedResponse = response_class(1002)
 NO_TOPIC = uuid.UUID(int=0)
 UNKNOWN_PARTITION_MESSAGE = E.UNKNOWN_TOPIC_OR_PARTITION.message
+
+_P = TypeVar("_P")  # a response's partition entry
+_T = TypeVar("_T")  # a response's topic entry
+_P_co = TypeVar("_P_co", covariant=True)
+_T_co = TypeVar("_T_co", covariant=True)
+_R_co = TypeVar("_R_co", covariant=True)
+
+
+# Pause and Resume answer in classes of the same shape: what `_change` builds them with.
+class _Partition(Protocol[_P_co]):
+    def __call__(self, *, partition_index: int, error_code: int,
+                 error_message: str | None = ...) -> _P_co: ...
+
+
+class _Topic(Protocol[_P, _T_co]):
+    def __call__(self, *, topic_name: str, topic_id: uuid.UUID,
+                 partitions: list[_P]) -> _T_co: ...
+
+
+class _Response(Protocol[_T, _R_co]):
+    def __call__(self, *, error_code: int, error_message: str | None = ...,
+                 responses: list[_T]) -> _R_co: ...
 
 
 class PauseHandlers:
@@ -42,33 +71,48 @@ class PauseHandlers:
         self.consumer = consumer_groups
         self.rb = rebalancer
 
-    def pause(self, version: int, request: Any, ctx: RequestContext) -> Any:
-        return self._change(request, PauseResponse, "PausePartitions", pausing=True)
+    def pause(
+        self, version: int, request: PausePartitionsRequest, ctx: RequestContext
+    ) -> PausePartitionsResponse:
+        R = PausePartitionsResponse
+        return self._change(request, True, R, R.PausePartitionsResponseTopic,
+                            R.PausePartitionsResponsePartition)
 
-    def resume(self, version: int, request: Any, ctx: RequestContext) -> Any:
-        return self._change(request, ResumeResponse, "ResumePartitions", pausing=False)
+    def resume(
+        self, version: int, request: ResumePartitionsRequest, ctx: RequestContext
+    ) -> ResumePartitionsResponse:
+        R = ResumePartitionsResponse
+        return self._change(request, False, R, R.ResumePartitionsResponseTopic,
+                            R.ResumePartitionsResponsePartition)
 
-    def _change(self, request: Any, cls: Any, name: str, pausing: bool) -> Any:
+    def _change(
+        self,
+        request: PausePartitionsRequest | ResumePartitionsRequest,
+        pausing: bool,
+        response_cls: _Response[_T, _R_co],
+        topic_cls: _Topic[_P, _T],
+        partition_cls: _Partition[_P],
+    ) -> _R_co:
         rt = self.rt
         gid = request.group_id
         if not rt.group_exists(gid):
-            return cls(error_code=E.GROUP_ID_NOT_FOUND, error_message=f"Group {gid} not found.",
-                       responses=[])
-        topic_cls = getattr(cls, f"{name}ResponseTopic")
-        partition_cls = getattr(cls, f"{name}ResponsePartition")
+            return response_cls(error_code=E.GROUP_ID_NOT_FOUND,
+                                error_message=f"Group {gid} not found.", responses=[])
         paused: PausedSet = dict(rt.paused.get(gid))
         changed = False
-        answers: dict[str, Any] = {}
+        answers: dict[str, list[_P]] = {}  # each topic's partitions, in the order first named
+        topics: list[_T] = []
         for topic in request.topics:
             topic_id = rt.topics.topic_id(topic.name)
             count = rt.topics.partition_count(topic.name)
             answer = answers.get(topic.name)
             if answer is None:
-                answer = answers[topic.name] = topic_cls(
-                    topic_name=topic.name, topic_id=topic_id or NO_TOPIC, partitions=[])
+                answer = answers[topic.name] = []
+                topics.append(topic_cls(
+                    topic_name=topic.name, topic_id=topic_id or NO_TOPIC, partitions=answer))
             for index in dict.fromkeys(p.partition_index for p in topic.partitions):
                 if topic_id is None or count is None or not 0 <= index < count:
-                    answer.partitions.append(partition_cls(
+                    answer.append(partition_cls(
                         partition_index=index, error_code=E.UNKNOWN_TOPIC_OR_PARTITION,
                         error_message=UNKNOWN_PARTITION_MESSAGE))
                     continue
@@ -77,11 +121,11 @@ class PauseHandlers:
                 if updated != current:
                     changed = True
                     paused[topic_id] = (topic.name, updated)
-                answer.partitions.append(partition_cls(partition_index=index, error_code=E.NONE))
+                answer.append(partition_cls(partition_index=index, error_code=E.NONE))
         if changed:
             rt.write(paused_record(gid, paused))
             self.take_effect(gid, paused)
-        return cls(error_code=E.NONE, responses=list(answers.values()))
+        return response_cls(error_code=E.NONE, responses=topics)
 
     def take_effect(self, group_id: str, paused: PausedSet) -> None:
         """Re-assign the group without (or again with) the partitions whose pause changed
@@ -96,14 +140,16 @@ class PauseHandlers:
                 and rule(Request.PAUSE, classic.state) is Rule.REBALANCE):
             self.rb.prepare_rebalance(classic)
 
-    def list_paused(self, version: int, request: Any, ctx: RequestContext) -> Any:
+    def list_paused(
+        self, version: int, request: ListPausedPartitionsRequest, ctx: RequestContext
+    ) -> ListPausedPartitionsResponse:
         rt = self.rt
         gid = request.group_id
         if not rt.group_exists(gid):
-            return ListPausedResponse(error_code=E.GROUP_ID_NOT_FOUND,
+            return ListPausedPartitionsResponse(error_code=E.GROUP_ID_NOT_FOUND,
                                       error_message=f"Group {gid} not found.", topics=[])
-        topic_cls = ListPausedResponse.ListPausedPartitionsTopic
-        partition_cls = ListPausedResponse.ListPausedPartitionsPartition
+        topic_cls = ListPausedPartitionsResponse.ListPausedPartitionsTopic
+        partition_cls = ListPausedPartitionsResponse.ListPausedPartitionsPartition
         listed = []
         for topic_id, (_, partitions) in rt.paused.get(gid).items():
             name = rt.topics.topic_name(topic_id)
@@ -116,7 +162,7 @@ class PauseHandlers:
                                            offset=-1 if committed is None else committed.offset))
             listed.append(topic_cls(name=name, topic_id=topic_id, partitions=parts))
         listed.sort(key=lambda t: t.name)
-        return ListPausedResponse(error_code=E.NONE, topics=listed)
+        return ListPausedPartitionsResponse(error_code=E.NONE, topics=listed)
 
     # -- topics going away -----------------------------------------------------------
 

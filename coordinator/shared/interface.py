@@ -9,12 +9,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, Protocol, TypeVar, cast
+
+from msgspec import Struct
 
 from kcsim.storage.records import Record
 
 if TYPE_CHECKING:
     import uuid
+    from collections.abc import Callable
+
+_Message = TypeVar("_Message", bound=Struct)
+_Params = ParamSpec("_Params")
+_Result = TypeVar("_Result")
+
+
+def by_api_key(
+    fn: Callable[Concatenate[int, _Message, _Params], _Result],
+) -> Callable[Concatenate[int, Struct, _Params], _Result]:
+    """`fn(version, request, ...)` as a table keyed by API key holds it: taking any message.
+
+    The one promise mypy cannot check: the shell hands the entry of an API key only
+    requests its codec decoded, which are of the generated class `fn` takes."""
+    return cast("Callable[Concatenate[int, Struct, _Params], _Result]", fn)
 
 
 class RequestContext(Protocol):
@@ -96,7 +113,9 @@ class Outcome:
     the shell runs each one's steps after `records` (see `Ending`).
     """
 
-    responses: list[tuple[object, Any]] = field(default_factory=list)
+    # (token, response); the shell adds entries of its own with no response (work to do
+    # once the records are durable).
+    responses: list[tuple[object, Struct | None]] = field(default_factory=list)
     records: list[Record] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     endings: Sequence[Ending] = ()

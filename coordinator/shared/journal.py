@@ -37,18 +37,21 @@ class Journal:
         self._kept: set[int] = set()  # ids of objects `keep_once` noted in this call
         # Undo steps, oldest first: (function, *arguments). The paths every request
         # takes append to it directly while `open`, sparing a call to `on_undo`.
+        # Any: a step is a function and its own arguments, each step of another shape.
         self.steps: list[tuple[Any, ...]] = []
 
     def begin(self) -> None:
         self.open = True
         self.call += 1
 
+    # `...` (an explicit Any): a step takes whatever arguments it was noted with.
     def on_undo(self, step: Callable[..., None], *args: object) -> None:
         """Note `step(*args)` to run on rollback (a bound method and its arguments cost
         less than a closure on the paths every request takes)."""
         if self.open:
             self.steps.append((step, *args))
 
+    # `...`: as for `on_undo`.
     def keep_once(self, obj: object, step: Callable[..., None], *args: object) -> None:
         """`on_undo`, only for the first change of `obj` in this call (a whole copy of a
         table need be taken once, however many of its keys the call removes)."""

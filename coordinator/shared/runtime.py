@@ -14,7 +14,7 @@ collected until the call returns.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from kcsim.coordinator.records import OffsetCommitKey
 
@@ -31,6 +31,8 @@ from .timers import heartbeat_key, join_key, sync_key
 if TYPE_CHECKING:
     import uuid
     from collections.abc import Callable, Sequence
+
+    from msgspec import Struct
 
     from kcsim.storage.records import Record
 
@@ -79,7 +81,7 @@ class GroupRuntime:
         self.failures: list[Failure] = []
         self.parked: set[object] = set()
         self.cancelled: set[object] = set()
-        self.responses: list[tuple[object, Any]] = []
+        self.responses: list[tuple[object, Struct | None]] = []  # handed on in an Outcome
         self.records: list[Record] = []
         # Runs of `records` written by `write_commits`, by where each starts: (its first
         # record, where it ends). The fold of a run it finds here takes its records as
@@ -97,7 +99,7 @@ class GroupRuntime:
             self.commit_runs.clear()
         return outcome
 
-    def respond(self, token: object, response: Any) -> None:
+    def respond(self, token: object, response: Struct) -> None:
         if token in self.parked:
             self._unpark(token)
             if token in self.cancelled:
