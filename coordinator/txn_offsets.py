@@ -17,11 +17,11 @@ progress does not refuse it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kcsim.coordinator.records import OffsetCommitValue, PendingTxnOffsetKey
-from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
+from kcsim.protocol.messages.transactions import TxnOffsetCommitResponse
 from kcsim.storage.records import Record
 
 from .groups.classic import ClassicGroup
@@ -35,17 +35,19 @@ from .transactions.state import TxnState
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from kcsim.protocol.messages.transactions import TxnOffsetCommitRequest
+
     from .shared.interface import RequestContext
     from .shared.runtime import GroupRuntime
     from .transactions.metadata import TxnMetadata
 
 E = ErrorCode
-TxnOffsetCommitResponse = response_class(28)
 _Topic = TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic
 _Partition = TxnOffsetCommitResponse.TxnOffsetCommitResponsePartition
 
 
-def producer_error(txns: Mapping[str, TxnMetadata], version: int, request: Any) -> int:
+def producer_error(txns: Mapping[str, TxnMetadata], version: int,
+                   request: TxnOffsetCommitRequest) -> int:
     """Accepted only from the current producer of `txns` (the transaction coordinator's,
     by transactional id) for a group added to its open transaction."""
     meta = txns.get(request.transactional_id)
@@ -77,7 +79,8 @@ class TxnOffsetHandlers:
                                                     from_log=True)
             rt.pending.put(key.group, key.producer_id, key.topic, key.partition, record.value)
 
-    def commit(self, version: int, request: Any, ctx: RequestContext) -> Any:
+    def commit(self, version: int, request: TxnOffsetCommitRequest,
+               ctx: RequestContext) -> TxnOffsetCommitResponse:
         topics = self.rt.topics
         group_error = self._validate(version, request)
         max_metadata = self.rt.config.offset_metadata_max_bytes
@@ -106,7 +109,7 @@ class TxnOffsetHandlers:
             out.append(_Topic(name=t.name, partitions=parts))
         return TxnOffsetCommitResponse(throttle_time_ms=0, topics=out)
 
-    def _validate(self, version: int, request: Any) -> int:
+    def _validate(self, version: int, request: TxnOffsetCommitRequest) -> int:
         generation = request.generation_id if version >= 3 else -1
         member_id = request.member_id if version >= 3 else ""
         instance_id = request.group_instance_id if version >= 3 else None

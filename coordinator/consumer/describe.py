@@ -1,6 +1,6 @@
 """ConsumerGroupDescribe: a consumer group's epochs, members, assignments and targets.
 
-Any other kind of group answers GROUP_ID_NOT_FOUND with Kafka 4.x's message
+Every other kind of group answers GROUP_ID_NOT_FOUND with Kafka 4.x's message
 "Group X is not a consumer group.", which is what makes Java's and librdkafka's
 admins fall back to DescribeGroups for classic groups.
 """

@@ -179,7 +179,7 @@ V = TypeVar("V")
 _ABSENT = object()  # a key that was not in its table
 
 
-# The undo steps below run from the journal, which calls them untyped: any table will do.
+# Noted straight into the journal's steps, which calls it unchecked: any table will do.
 def _put_back(table: dict[object, object], key: object, old: object) -> None:
     """Undo of `_put`: the key's old value, or no key (a key added last is popped from the
     end, so the table's order is as it was)."""
@@ -189,7 +189,7 @@ def _put_back(table: dict[object, object], key: object, old: object) -> None:
         table[key] = old
 
 
-def _refill(table: dict[object, object], before: dict[object, object]) -> None:
+def _refill(table: dict[K, V], before: dict[K, V]) -> None:
     """Undo of `_pop`: the table as it was, in its order."""
     table.clear()
     table.update(before)

@@ -16,10 +16,18 @@ request takes allocate one tuple per change and nothing more.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol, TypeVarTuple, cast
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+_Args = TypeVarTuple("_Args")
+
+
+class _Undo(Protocol):
+    """A step's function, as `rollback` calls it: with the arguments noted beside it."""
+
+    def __call__(self, *args: object) -> None: ...
 
 
 # Undo functions for sets, unbound: a step names its set as the first argument.
@@ -35,24 +43,22 @@ class Journal:
         self.open = False
         self.call = 0  # the number of the call in progress, or of the last one
         self._kept: set[int] = set()  # ids of objects `keep_once` noted in this call
-        # Undo steps, oldest first: (function, *arguments). The paths every request
-        # takes append to it directly while `open`, sparing a call to `on_undo`.
-        # Any: a step is a function and its own arguments, each step of another shape.
-        self.steps: list[tuple[Any, ...]] = []
+        # Undo steps, oldest first: (function, *arguments), each of its own shape. The
+        # paths every request takes append to it directly while `open`, sparing a call
+        # to `on_undo`; `on_undo` and `keep_once` check a step's arguments against it.
+        self.steps: list[tuple[object, ...]] = []
 
     def begin(self) -> None:
         self.open = True
         self.call += 1
 
-    # `...` (an explicit Any): a step takes whatever arguments it was noted with.
-    def on_undo(self, step: Callable[..., None], *args: object) -> None:
+    def on_undo(self, step: Callable[[*_Args], None], *args: *_Args) -> None:
         """Note `step(*args)` to run on rollback (a bound method and its arguments cost
         less than a closure on the paths every request takes)."""
         if self.open:
             self.steps.append((step, *args))
 
-    # `...`: as for `on_undo`.
-    def keep_once(self, obj: object, step: Callable[..., None], *args: object) -> None:
+    def keep_once(self, obj: object, step: Callable[[*_Args], None], *args: *_Args) -> None:
         """`on_undo`, only for the first change of `obj` in this call (a whole copy of a
         table need be taken once, however many of its keys the call removes)."""
         if self.open and id(obj) not in self._kept:
@@ -71,4 +77,5 @@ class Journal:
         self.commit()
         self._kept.clear()
         for step in reversed(undo):
-            step[0](*step[1:])
+            # The one promise mypy cannot check: a step's first item is a function of the rest.
+            cast("_Undo", step[0])(*step[1:])

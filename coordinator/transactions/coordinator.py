@@ -20,10 +20,11 @@ finished at the first tick after replay, as Kafka's coordinator does on load.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+from msgspec import Struct
 
 from kcsim.coordinator.records import (
     ProducerIdBlockKey,
@@ -31,8 +32,17 @@ from kcsim.coordinator.records import (
     TransactionKey,
     TransactionValue,
 )
-from kcsim.protocol.codecs import api, response_class
+from kcsim.protocol.codecs import api
 from kcsim.protocol.errors import ErrorCode
+from kcsim.protocol.messages.init_producer_id import InitProducerIdResponse
+from kcsim.protocol.messages.transactions import (
+    AddOffsetsToTxnResponse,
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+    DescribeTransactionsResponse,
+    EndTxnResponse,
+    ListTransactionsResponse,
+)
 from kcsim.storage.records import Record
 
 from ..shared.deadlines import Deadlines
@@ -43,19 +53,24 @@ from .metadata import TxnMetadata
 from .state import ADD_RULES, END_RULES, INIT_RULES, Add, End, Init, TxnState
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kcsim.protocol.messages.init_producer_id import InitProducerIdRequest
+    from kcsim.protocol.messages.transactions import (
+        AddOffsetsToTxnRequest,
+        DescribeTransactionsRequest,
+        EndTxnRequest,
+        ListTransactionsRequest,
+    )
+
     from ..shared.interface import TopicLookup
 
 E = ErrorCode
 S = TxnState
-InitProducerIdResponse = response_class(22)
-AddPartitionsResponse = response_class(24)
-AddOffsetsResponse = response_class(25)
-EndTxnResponse = response_class(26)
-DescribeTransactionsResponse = response_class(65)
-ListTransactionsResponse = response_class(66)
-_APResult = AddPartitionsResponse.AddPartitionsToTxnResult
-_APTopic = AddPartitionsResponse.AddPartitionsToTxnTopicResult
-_APPartition = AddPartitionsResponse.AddPartitionsToTxnPartitionResult
+_APResult = AddPartitionsToTxnResponse.AddPartitionsToTxnResult
+_APTopic = AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult
+_APPartition = AddPartitionsToTxnResponse.AddPartitionsToTxnPartitionResult
+_APRequestTopic = AddPartitionsToTxnRequest.AddPartitionsToTxnTopic
 
 TIMEOUT = "txn-timeout"
 _OPEN = frozenset({S.ONGOING, S.PREPARE_COMMIT, S.PREPARE_ABORT, S.PREPARE_EPOCH_FENCE})
@@ -65,9 +80,8 @@ PRODUCER_ID_BLOCK = 1000
 # answered INVALID_PRODUCER_EPOCH instead.
 FENCED_SINCE = {22: 4, 24: 2, 25: 2, 26: 2, 28: 3}
 
-# A request's handler: (version, request) -> its response.
-Handler = Callable[[int, Any], Any]
 R = TypeVar("R")
+_Request = TypeVar("_Request", bound=Struct)
 
 
 def fenced(api_key: int, version: int) -> int:
@@ -178,8 +192,8 @@ class TransactionCoordinator:
         journal.commit()
         return result
 
-    def _request(self, api_key: int, version: int, request: Any, token: object,
-                 handler: Handler) -> Outcome:
+    def _request(self, api_key: int, version: int, request: _Request, token: object,
+                 handler: Callable[[int, _Request], Struct]) -> Outcome:
         """One request, all or nothing: a handler that raises changes nothing and its request
         is answered UNKNOWN_SERVER_ERROR."""
         response = self._step(lambda: handler(version, request),
@@ -188,7 +202,7 @@ class TransactionCoordinator:
             response = error_response(api_key, version, request, E.UNKNOWN_SERVER_ERROR)
         return self._take([(token, response)])
 
-    def _take(self, responses: list[tuple[object, Any]] | None = None) -> Outcome:
+    def _take(self, responses: list[tuple[object, Struct | None]] | None = None) -> Outcome:
         out = Outcome(responses or [], self._records, self._failures, self._endings)
         self._records, self._endings, self._failures = [], [], []
         self._tail = self._records
@@ -232,12 +246,13 @@ class TransactionCoordinator:
 
     # -- requests ---------------------------------------------------------------
 
-    def init_producer_id(self, version: int, request: Any, now_ms: int,
+    def init_producer_id(self, version: int, request: InitProducerIdRequest, now_ms: int,
                          token: object = None) -> Outcome:
         self.now = max(self.now, now_ms)
         return self._request(22, version, request, token, self._init_producer_id)
 
-    def _init_producer_id(self, version: int, request: Any) -> Any:
+    def _init_producer_id(self, version: int,
+                          request: InitProducerIdRequest) -> InitProducerIdResponse:
         txn_id = request.transactional_id
         if txn_id is None:
             return self._idempotent(version, request)
@@ -269,7 +284,7 @@ class TransactionCoordinator:
                                   start_ms=-1))
         return _init(E.NONE, pid, epoch)
 
-    def _idempotent(self, version: int, request: Any) -> Any:
+    def _idempotent(self, version: int, request: InitProducerIdRequest) -> InitProducerIdResponse:
         if version >= 3 and request.producer_id >= 0:
             # KIP-360: an idempotent producer bumps its own epoch to reset its sequences.
             epoch = request.producer_epoch + 1
@@ -302,12 +317,13 @@ class TransactionCoordinator:
         self._write(new)
         return E.NONE
 
-    def add_partitions(self, version: int, request: Any, now_ms: int,
+    def add_partitions(self, version: int, request: AddPartitionsToTxnRequest, now_ms: int,
                        token: object = None) -> Outcome:
         self.now = max(self.now, now_ms)
         return self._request(24, version, request, token, self._add_partitions)
 
-    def _add_partitions(self, version: int, request: Any) -> Any:
+    def _add_partitions(self, version: int,
+                        request: AddPartitionsToTxnRequest) -> AddPartitionsToTxnResponse:
         if version >= 4:
             results = [
                 _APResult(transactional_id=t.transactional_id,
@@ -315,15 +331,16 @@ class TransactionCoordinator:
                               version, t.transactional_id, t.producer_id, t.producer_epoch,
                               t.topics, t.verify_only))
                 for t in request.transactions]
-            return AddPartitionsResponse(throttle_time_ms=0, error_code=0,
-                                         results_by_transaction=results)
+            return AddPartitionsToTxnResponse(throttle_time_ms=0, error_code=0,
+                                              results_by_transaction=results)
         topics = self._add_to_txn(
             version, request.v3_and_below_transactional_id, request.v3_and_below_producer_id,
             request.v3_and_below_producer_epoch, request.v3_and_below_topics, False)
-        return AddPartitionsResponse(throttle_time_ms=0, results_by_topic_v3_and_below=topics)
+        return AddPartitionsToTxnResponse(throttle_time_ms=0,
+                                          results_by_topic_v3_and_below=topics)
 
     def _add_to_txn(self, version: int, txn_id: str, pid: int, epoch: int,
-                    topics: list[Any], verify_only: bool) -> list[Any]:
+                    topics: list[_APRequestTopic], verify_only: bool) -> list[_APTopic]:
         unknown: set[tuple[str, int]] = set()
         wanted: set[tuple[str, int]] = set()
         for t in topics:
@@ -342,7 +359,7 @@ class TransactionCoordinator:
                 if meta is not None:
                     error = self._add(meta, wanted, set())
                 error_of = dict.fromkeys(wanted, error)
-        by_topic: dict[str, list[Any]] = {}
+        by_topic: dict[str, list[_APPartition]] = {}
         for t in topics:
             parts = by_topic.setdefault(t.name, [])
             for p in t.partitions:
@@ -350,24 +367,25 @@ class TransactionCoordinator:
                                           partition_error_code=error_of[(t.name, p)]))
         return [_APTopic(name=name, results_by_partition=parts) for name, parts in by_topic.items()]
 
-    def add_offsets(self, version: int, request: Any, now_ms: int,
+    def add_offsets(self, version: int, request: AddOffsetsToTxnRequest, now_ms: int,
                     token: object = None) -> Outcome:
         self.now = max(self.now, now_ms)
         return self._request(25, version, request, token, self._add_offsets)
 
-    def _add_offsets(self, version: int, request: Any) -> Any:
+    def _add_offsets(self, version: int,
+                     request: AddOffsetsToTxnRequest) -> AddOffsetsToTxnResponse:
         error, meta = self._check(25, version, request.transactional_id, request.producer_id,
                                   request.producer_epoch)
         if meta is not None:
             error = self._add(meta, set(), {request.group_id})
-        return AddOffsetsResponse(throttle_time_ms=0, error_code=error)
+        return AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=error)
 
-    def end_txn(self, version: int, request: Any, now_ms: int,
+    def end_txn(self, version: int, request: EndTxnRequest, now_ms: int,
                 token: object = None) -> Outcome:
         self.now = max(self.now, now_ms)
         return self._request(26, version, request, token, self._end_txn)
 
-    def _end_txn(self, version: int, request: Any) -> Any:
+    def _end_txn(self, version: int, request: EndTxnRequest) -> EndTxnResponse:
         error, meta = self._check(26, version, request.transactional_id, request.producer_id,
                                   request.producer_epoch)
         if meta is None:
@@ -429,7 +447,7 @@ class TransactionCoordinator:
 
     # -- admin --------------------------------------------------------------------
 
-    def describe(self, request: Any) -> Any:
+    def describe(self, request: DescribeTransactionsRequest) -> DescribeTransactionsResponse:
         R = DescribeTransactionsResponse
         out = []
         for txn_id in request.transactional_ids:
@@ -453,7 +471,8 @@ class TransactionCoordinator:
                         for tp in value.txn_partitions]))
         return R(throttle_time_ms=0, transaction_states=out)
 
-    def list(self, version: int, request: Any, now_ms: int) -> Any:
+    def list(self, version: int, request: ListTransactionsRequest,
+             now_ms: int) -> ListTransactionsResponse:
         R = ListTransactionsResponse
         known = {s.value for s in TxnState}
         states = set(request.state_filters)
@@ -482,21 +501,31 @@ class TransactionCoordinator:
         return {t: (m.producer_id, m.producer_epoch, m.state.value) for t, m in self.txns.items()}
 
 
-def error_response(api_key: int, version: int, request: Any, error: int) -> Any:
+def error_response(api_key: int, version: int, request: Struct, error: int) -> Struct:
     """Kafka's answer when the whole request fails with `error` (its getErrorResponse)."""
-    if api_key == 24 and version < 4:
-        return AddPartitionsResponse(throttle_time_ms=0, results_by_topic_v3_and_below=[
+    if isinstance(request, AddPartitionsToTxnRequest) and version < 4:
+        return AddPartitionsToTxnResponse(throttle_time_ms=0, results_by_topic_v3_and_below=[
             _APTopic(name=t.name, results_by_partition=[
                 _APPartition(partition_index=p, partition_error_code=error) for p in t.partitions])
             for t in request.v3_and_below_topics])
-    return response_class(api_key)(throttle_time_ms=0, error_code=error)
+    return _ANSWERED_WHOLE[api_key](throttle_time_ms=0, error_code=error)
 
 
-def _init(error: int, pid: int = -1, epoch: int = -1) -> Any:
+# The responses whose one error code answers the whole request, by API key.
+_ANSWERED_WHOLE: dict[int, type[InitProducerIdResponse | AddPartitionsToTxnResponse
+                                 | AddOffsetsToTxnResponse | EndTxnResponse]] = {
+    22: InitProducerIdResponse,
+    24: AddPartitionsToTxnResponse,
+    25: AddOffsetsToTxnResponse,
+    26: EndTxnResponse,
+}
+
+
+def _init(error: int, pid: int = -1, epoch: int = -1) -> InitProducerIdResponse:
     return InitProducerIdResponse(throttle_time_ms=0, error_code=error, producer_id=pid,
                                   producer_epoch=epoch)
 
 
-def _end_response(error: int, pid: int = -1, epoch: int = -1) -> Any:
+def _end_response(error: int, pid: int = -1, epoch: int = -1) -> EndTxnResponse:
     return EndTxnResponse(throttle_time_ms=0, error_code=error, producer_id=pid,
                           producer_epoch=epoch)
