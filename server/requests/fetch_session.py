@@ -47,12 +47,10 @@ class Sessionless:
 
     refusal = None
 
-    @staticmethod
-    def topics(broker: Any, request: Any) -> list[Any]:
-        return request.topics
+    def topics(self, broker: Any, request: Any) -> list[Any]:
+        return request.topics  # type: ignore[no-any-return]
 
-    @staticmethod
-    def answer(response: Any, now_ms: int) -> Any:
+    def answer(self, response: Any, now_ms: int) -> Any:
         return response
 
 
@@ -123,8 +121,10 @@ class Incremental(Sessionless):
         for (key, index), p in self.session.partitions.items():
             if key != key_now:
                 key_now, topic, run = key, find(key), []
-                runs.append(SessionTopic("" if self.by_id else key, key if self.by_id else _NO_ID,
-                                         run))
+                if isinstance(key, uuid.UUID):
+                    runs.append(SessionTopic("", key, run))
+                else:
+                    runs.append(SessionTopic(key, _NO_ID, run))
             if topic is not None and 0 <= index < len(topic.partitions):
                 part = topic.partitions[index]
                 hw = part.log_end_offset
