@@ -185,6 +185,9 @@ class Config(msgspec.Struct, kw_only=True):
     transaction_max_timeout_ms: Annotated[Positive32, Meta(
         description="transaction.max.timeout.ms: the longest transaction timeout a producer "
                     "may ask for")] = TxnConfig().transaction_max_timeout_ms
+    max_incremental_fetch_session_cache_slots: Annotated[Int32, Meta(
+        description="max.incremental.fetch.session.cache.slots: fetch sessions kept, split "
+                    "evenly over 8 shards as in Kafka (under 8: none)")] = 1000
     max_frame_bytes: Annotated[Positive32, Meta(
         description="largest request frame accepted (socket.request.max.bytes)")] = 100 * 1024 * 1024
     max_connections: Annotated[Int32, Meta(

@@ -71,6 +71,12 @@ def _groups_named(request: Any) -> tuple[str, ...]:
 
 
 
+def fetch_session_of(request: Any) -> tuple[int, int] | None:
+    """(session id, epoch) a Fetch names (KIP-227); None for a request of another API."""
+    epoch = getattr(request, "session_epoch", None)
+    return None if epoch is None else (request.session_id, epoch)
+
+
 def topics_of(request: Any, name_of: Callable[[uuid.UUID], str | None]) -> Iterator[tuple[str | None, int | None]]:
     """(topic, partition) pairs a request names; partition None where it names a whole topic.
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
-from .fields import error_codes_of, groups_of, topics_of
+from .fields import error_codes_of, fetch_session_of, groups_of, topics_of
 from .names import error_code, error_name
 
 if TYPE_CHECKING:
@@ -42,6 +42,7 @@ class RequestDigest(NamedTuple):
     client_id: str | None
     groups: tuple[str, ...]
     topics: tuple[str, ...]
+    session: tuple[int, int] | None = None  # a Fetch's session id and epoch
 
 
 class RequestRecord(msgspec.Struct, kw_only=True):
@@ -61,6 +62,9 @@ class RequestRecord(msgspec.Struct, kw_only=True):
     errors: list[str]  # Kafka error names in the answer, each once, in order
     fault: int | None  # the fault rule that fired on it
     answered: bool  # False: no answer was sent (acks=0, closed or never answered)
+    # Fetch: the fetch session (KIP-227) the request named, as sent (None for other APIs)
+    session_id: int | None = None
+    session_epoch: int | None = None
 
 
 class RequestLog:
@@ -131,11 +135,12 @@ class RequestLog:
     def _record(self, entry: Entry) -> RequestRecord:
         seq, plan, correlation_id, connection, received, answered, request, response, fault = entry
         if isinstance(request, RequestDigest):
-            client_id, groups, topics = request
+            client_id, groups, topics, session = request
         else:
             client_id, decoded = plan.read_request(request)
             groups = groups_of(decoded)
             topics = tuple(dict.fromkeys(t for t, _ in topics_of(decoded, self._topic_name) if t))
+            session = fetch_session_of(decoded)
         if response is None:
             codes: tuple[int, ...] = ()
         elif isinstance(response, tuple):
@@ -147,4 +152,6 @@ class RequestLog:
             correlation_id=correlation_id, client_id=client_id, connection=connection,
             received_ms=received, answered_ms=answered, groups=list(groups),
             topics=list(topics), errors=[error_name(c) for c in codes],
-            fault=fault or None, answered=response is not None)
+            fault=fault or None, answered=response is not None,
+            session_id=None if session is None else session[0],
+            session_epoch=None if session is None else session[1])

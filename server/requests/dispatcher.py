@@ -35,7 +35,7 @@ from kcsim.protocol.primitives import DecodeError
 
 from ..control.changes import Changes
 from ..control.faults import Faults
-from ..control.fields import error_codes_of, groups_of, topics_of
+from ..control.fields import error_codes_of, fetch_session_of, groups_of, topics_of
 from ..control.request_log import LOG_KEEPS as _LOG_KEEPS
 from ..control.request_log import RequestDigest, RequestLog
 from ..state.answers import Durable, Pending
@@ -229,7 +229,8 @@ class Dispatcher:
     def _digest(self, client_id: str | None, request: Any) -> RequestDigest:
         return RequestDigest(client_id, groups_of(request),
                              tuple(dict.fromkeys(t for t, _ in topics_of(
-                                 request, self.topics.topic_name) if t)))
+                                 request, self.topics.topic_name) if t)),
+                             fetch_session_of(request))
 
     async def _finish(self, plan: Plan, ctx: RequestContext, request: Any,
                       answer: Awaitable[Any], logged: Any, connection: int, received_ms: int,

@@ -22,6 +22,7 @@ from kcsim.coordinator import Outcome, TransactionCoordinator, TxnConfig
 from kcsim.coordinator.records import ProducerIdBlockKey, TransactionKey
 
 from .answers import AfterDurable, Durable
+from .fetch_sessions import FetchSessionCache
 from .topic_records import TopicKey
 from .topics import TopicRegistry
 from .txn_endings import settle
@@ -55,6 +56,8 @@ class BrokerState:
         self.clock = clock
         self.now_ms = int(time.time() * 1000)  # the time of the request being handled
         self.data_arrived = trio.lowlevel.ParkingLot()  # long polls wait here for produces
+        # Incremental fetch sessions (KIP-227): soft state, gone at a restart as in Kafka.
+        self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)
         self.offsets_topic: OffsetsTopic | None = None  # __consumer_offsets, set by app.build
         self.offsets_activation: Activation | None = None  # its first read fills it
         self.on_durable: Callable[[Sequence[Record]], None] | None = None

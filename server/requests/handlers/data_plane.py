@@ -20,6 +20,7 @@ from kcsim.protocol.record_batch import BatchRejected, batch_producer, produced_
 
 from ...offsets.topic import is_internal
 from ...state.answers import Pending
+from ..fetch_session import fetch_context
 from ..routes import serves
 
 if TYPE_CHECKING:
@@ -134,8 +135,10 @@ def produce(broker: Any, ctx: Any, request: Any) -> Any:
     return ProduceResponse(responses=responses, throttle_time_ms=0)
 
 
-def _fetch_once(broker: Any, request: Any, by_id: bool) -> tuple[Any, int, bool]:
-    """Build a fetch response from what is in the logs now: (response, bytes, any error).
+def _fetch_once(broker: Any, topics: list[Any], request: Any,
+                by_id: bool) -> tuple[Any, int, bool]:
+    """Build a fetch response from what is in the logs now for `topics` (the request's, or
+    its session's): (response, bytes, any error).
 
     read_committed (isolation level 1) reads up to the last stable offset and is told
     the aborted transactions in what it read, so that it can skip their records."""
@@ -144,7 +147,7 @@ def _fetch_once(broker: Any, request: Any, by_id: bool) -> tuple[Any, int, bool]
     total = 0
     errors = False
     responses = []
-    for t in request.topics:
+    for t in topics:
         topic = _find_topic(broker, t.topic, t.topic_id, by_id)
         parts = []
         for p in t.partitions:
@@ -197,30 +200,32 @@ def _aborted(part: Any, start: int, chunks: list[bytes]) -> list[Any] | None:
 @serves(1)
 def fetch(broker: Any, ctx: Any, request: Any) -> Any:
     by_id = ctx.api_version >= 13
-    if request.session_id != 0 and request.session_epoch != -1:
-        # Sessions are never handed out, so any id a client names is unknown (KIP-227).
-        return FetchResponse(throttle_time_ms=0, error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
-                             session_id=0, responses=[])
     first = _first_read(broker, (_find_topic(broker, t.topic, t.topic_id, by_id)
                                  for t in request.topics))
     if first is not None:
         return Pending(_after_activation(broker, first, lambda: fetch(broker, ctx, request)))
-    response, size, errors = _fetch_once(broker, request, by_id)
+    session = fetch_context(broker.fetch_sessions, request, by_id, broker.now_ms)
+    if session.refusal is not None:
+        return session.refusal
+    response, size, errors = _fetch_once(broker, session.topics(broker, request), request, by_id)
     if errors or size >= request.min_bytes or request.max_wait_ms <= 0:
-        return response
-    return Pending(_long_poll(broker, request, by_id, broker.now_ms + request.max_wait_ms))
+        return session.answer(response, broker.now_ms)
+    return Pending(_long_poll(broker, session, request, by_id, broker.now_ms + request.max_wait_ms))
 
 
-async def _long_poll(broker: Any, request: Any, by_id: bool, deadline_ms: int) -> Any:
+async def _long_poll(broker: Any, session: Any, request: Any, by_id: bool,
+                     deadline_ms: int) -> Any:
     """Wait for data until `deadline_ms` on the server's clock: woken by produces and by
     the clock changing (a test advancing it past the deadline answers at once)."""
     clock = broker.clock
     while True:
         with trio.move_on_at(clock.to_trio(deadline_ms)):
             await broker.data_arrived.park()
-        response, size, errors = _fetch_once(broker, request, by_id)
-        if errors or size >= request.min_bytes or clock.now_ms() >= deadline_ms:
-            return response
+        response, size, errors = _fetch_once(broker, session.topics(broker, request), request,
+                                             by_id)
+        now_ms = clock.now_ms()
+        if errors or size >= request.min_bytes or now_ms >= deadline_ms:
+            return session.answer(response, now_ms)
 
 
 def _list_offset(part: Any, timestamp: int, version: int,

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     import random
 
 TOPICS = ("fuzz-t0", "fuzz-t1", "fuzz-t2")
+FETCH = 1
 GROUPS = ("fuzz-g0", "fuzz-g1", "fuzz-g2", "fuzz-g3")
 ASSIGNORS = ("range", "roundrobin", "cooperative-sticky", "uniform")
 
@@ -155,4 +156,19 @@ def seeds(served: dict[int, tuple[int, int]], topic_ids: dict[str, uuid.UUID],
             for _ in range(per_version):
                 payload = body(api_key, version, filler.request(api_key, version))
                 out.append(Seed(api_key, version, frame(api_key, version, 0, payload)))
+    return out
+
+
+def session_seeds(sessions: list[tuple[int, int]], topic_ids: dict[str, uuid.UUID],
+                  rng: random.Random) -> list[Seed]:
+    """Incremental Fetch frames in fetch sessions the broker opened, (id, version) each, at
+    the epoch due and the next two, so that mutations reach the session rules (updates,
+    forgotten partitions, stale epochs), not only FETCH_SESSION_ID_NOT_FOUND."""
+    filler = RequestFiller(rng, topic_ids)
+    out = []
+    for session_id, version in sessions:
+        for epoch in (1, 2, 3):
+            request = filler.request(FETCH, version)
+            request.session_id, request.session_epoch = session_id, epoch
+            out.append(Seed(FETCH, version, frame(FETCH, version, 0, body(FETCH, version, request))))
     return out

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from kcsim.protocol.codecs import codec
 
 from . import good_client
-from .frames import TOPICS, seeds
+from .frames import FETCH, TOPICS, seeds, session_seeds
 from .mutate import Mutator
 from .wire import SIZE, Connection
 
@@ -110,6 +110,28 @@ def create_topics(port: int, names: list[str]) -> dict[str, uuid.UUID]:
             topics=[meta.MetadataRequestTopic(name=n) for n in names],
             allow_auto_topic_creation=False))
     return {t.name: t.topic_id for t in response.topics}
+
+
+def open_fetch_sessions(port: int, topic_ids: dict[str, uuid.UUID],
+                        served: tuple[int, int]) -> list[tuple[int, int]]:
+    """Fetch sessions opened by full fetches of the fuzz topics: (id, version) each."""
+    fetch = codec(FETCH, "request").cls
+    opened = []
+    with Connection(port) as conn:
+        for version in sorted({max(7, served[0]), 12, 13, served[1]}):
+            by_id = version >= 13
+            request = fetch(max_wait_ms=0, min_bytes=0, session_id=0, session_epoch=0, topics=[
+                fetch.FetchTopic(topic="" if by_id else name, topic_id=topic_ids[name],
+                                 partitions=[fetch.FetchPartition(partition=p,
+                                                                  partition_max_bytes=1 << 16)
+                                             for p in range(3)])
+                for name in TOPICS])
+            response, _ = conn.call(FETCH, version, request)
+            if response.session_id:
+                opened.append((response.session_id, version))
+    if not opened:
+        raise AssertionError("no fetch session was opened")
+    return opened
 
 
 def probe(port: int, topic: str | None = GOOD_TOPIC) -> None:
@@ -226,6 +248,8 @@ class FuzzRun:
         served = served_versions(port)
         topic_ids = create_topics(port, [*TOPICS, GOOD_TOPIC])
         seed_frames = seeds(served, topic_ids, random.Random(self.seed))
+        seed_frames += session_seeds(open_fetch_sessions(port, topic_ids, served[FETCH]),
+                                     topic_ids, random.Random(self.seed))
         stop = threading.Event()
         sent = [0] * WORKERS
         share, extra = divmod(self.frames, WORKERS)
