@@ -23,7 +23,8 @@ from .apis import APIS, DATA, MODULE_OF
 from .compiler import _struct_of
 from .schema import _MISSING, ArrayType, Field, Message, StructType
 
-OUT = Path(__file__).parent / "messages"
+# The source folder itself: an editable install links each file, so follow the link.
+OUT = Path(__file__).resolve().parent / "messages"
 COMMAND = "python -m kcsim.protocol.typegen"
 
 _PYTHON = {
