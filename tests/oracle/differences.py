@@ -105,17 +105,6 @@ ALLOWED: tuple[Allowed, ...] = (
         "log start offset, where Kafka 4.4 sends -1 for each; clients reset through "
         "ListOffsets either way, and a reader learns where the log starts without asking.",
         scenario="delete_records_cases", kafka=-1),
-    Allowed(
-        "fetch-out-of-range-records", "Fetch", "responses[*].partitions[*].records", BY_DESIGN,
-        "A partition answered OFFSET_OUT_OF_RANGE: kcsim sends null records, Kafka empty "
-        "ones; clients read both as no records.", scenario="delete_records_cases",
-        kcsim=None, kafka=b""),
-    Allowed(
-        "fetch-out-of-range-aborted", "Fetch", "responses[*].partitions[*].aborted_transactions",
-        BY_DESIGN,
-        "A partition answered OFFSET_OUT_OF_RANGE: kcsim sends an empty list of aborted "
-        "transactions, Kafka a null one; clients read both as none.",
-        scenario="delete_records_cases", kcsim=[], kafka=None),
 )
 
 

@@ -120,10 +120,9 @@ def offset_for_leader_epoch(broker: Broker, ctx: RequestContext, request: Any) -
         parts = []
         for p in t.partitions:
             partition = _partition(topic, p.partition)
-            if partition is None:
-                error, epoch, end = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1
-            else:
-                error, epoch, end = _epoch_end(partition, p.current_leader_epoch, p.leader_epoch)
+            error, epoch, end = (
+                (int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), -1, -1) if partition is None
+                else _epoch_end(partition, p.current_leader_epoch, p.leader_epoch))
             parts.append(_OEPart(error_code=error, partition=p.partition, leader_epoch=epoch,
                                  end_offset=end))
         topics.append(_OETopic(topic=t.topic, partitions=parts))
