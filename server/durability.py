@@ -84,6 +84,17 @@ class UnwrittenPartition:
     def log_end_offset(self) -> int:
         return 0 if self._log is None else self._log.log_end_offset
 
+    @property
+    def size_bytes(self) -> int:
+        return 0 if self._log is None else self._log.size_bytes
+
+    def truncate_prefix(self, new_start: int) -> None:
+        """Only offset 0 fits an empty partition: the caller checks against its end first."""
+        if self._log is not None:
+            self._log.truncate_prefix(new_start)
+        elif new_start > 0:
+            raise ValueError(f"log start {new_start} is past the end of an empty partition")
+
     def append(self, base_offset: int, last_offset_delta: int, batch: bytes,
                max_timestamp: int) -> None:
         if self._log is None:  # on the event loop: its directories are synced with its data

@@ -3,6 +3,10 @@
 A partition keeps the record batches it was given (rewritten only in their base
 offset), an index of base offsets for fetches from any offset, the log start
 offset and the high watermark (single replica: the log end offset).
+
+The log start offset only moves forward, and only through `Partition.move_log_start`
+(DeleteRecords; retention and compaction are its other movers): records below it are
+gone for every reader, and the store may drop the segments wholly below it.
 """
 
 from __future__ import annotations
@@ -88,6 +92,21 @@ class MemoryBatches:
             i += 1
         return out
 
+    @property
+    def size_bytes(self) -> int:
+        return sum(map(len, self._batches))
+
+    def truncate_prefix(self, new_start: int) -> None:
+        """Make `new_start` the log start offset, dropping the batches wholly before it."""
+        if new_start <= self.log_start_offset:
+            return
+        self.log_start_offset = new_start
+        if new_start >= self.log_end_offset:
+            drop = len(self._bases)
+        else:
+            drop = max(0, bisect.bisect_right(self._bases, new_start) - 1)
+        del self._batches[:drop], self._bases[:drop]
+
     def rewrite(self, batches: list[tuple[int, int, bytes, int]], log_start: int) -> MemoryBatches:
         self._batches = [batch for _, _, batch, _ in batches]
         self._bases = [base for base, _, _, _ in batches]
@@ -135,6 +154,27 @@ class Partition:
     @property
     def high_watermark(self) -> int:
         return self.store.log_end_offset
+
+    @property
+    def size_bytes(self) -> int:
+        """What the partition's batches weigh in its store (DescribeLogDirs)."""
+        return int(self.store.size_bytes)
+
+    def move_log_start(self, offset: int) -> int:
+        """Make `offset` the log start offset, durably where the store is on disk; returns the
+        log start offset after (unchanged for an offset at or below it, as Kafka's
+        `maybeIncrementLogStartOffset`). Batches wholly below it leave the index and may leave
+        the store; the one holding it stays whole (fetches from the new start return it).
+        Raises ValueError for an offset above the high watermark: the caller checks first."""
+        if offset > self.high_watermark:
+            raise ValueError(f"log start {offset} is above the high watermark "
+                             f"{self.high_watermark}")
+        if offset > self.log_start_offset:
+            self.store.truncate_prefix(offset)
+            keep_from = (len(self.base_offsets) if offset >= self.log_end_offset
+                         else max(0, bisect.bisect_right(self.base_offsets, offset) - 1))
+            del self.base_offsets[:keep_from], self.max_timestamps[:keep_from]
+        return self.log_start_offset
 
     def _rebuild_index(self) -> None:
         offset = self.store.log_start_offset

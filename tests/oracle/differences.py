@@ -98,6 +98,13 @@ ALLOWED: tuple[Allowed, ...] = (
         "Kafka 4.x writes min.insync.replicas as a cluster-wide dynamic default when the "
         "storage is formatted (source 3, DYNAMIC_DEFAULT_BROKER_CONFIG); kcsim has no such "
         "layer and reports Kafka's built-in default (source 5).", kcsim=5, kafka=3),
+    Allowed(
+        "fetch-out-of-range-offsets", "Fetch", "responses[*].partitions[*].*", BY_DESIGN,
+        "A partition answered OFFSET_OUT_OF_RANGE (a fetch below the log start offset or past "
+        "the high watermark): kcsim still tells its high watermark, last stable offset and "
+        "log start offset, where Kafka 4.4 sends -1 for each; clients reset through "
+        "ListOffsets either way, and a reader learns where the log starts without asking.",
+        scenario="delete_records_cases", kafka=-1),
 )
 
 

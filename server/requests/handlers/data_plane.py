@@ -161,10 +161,11 @@ def _fetch_once(broker: Any, topics: list[Any], request: Any,
             hw = part.log_end_offset
             lso = part.last_stable_offset
             if p.fetch_offset < part.log_start_offset or p.fetch_offset > hw:
+                # Empty records, not null, as Kafka: librdkafka cannot parse a null set.
                 parts.append(_FPart(partition_index=p.partition,
                                     error_code=ErrorCode.OFFSET_OUT_OF_RANGE, high_watermark=hw,
                                     last_stable_offset=lso, log_start_offset=part.log_start_offset,
-                                    records=None))
+                                    aborted_transactions=None, records=b""))
                 errors = True
                 continue
             data = b""

@@ -1,6 +1,6 @@
 """InitProducerId (22), AddPartitionsToTxn (24), AddOffsetsToTxn (25), EndTxn (26),
-TxnOffsetCommit (28), DescribeProducers (61), DescribeTransactions (65) and
-ListTransactions (66): the wire side of the transaction coordinator.
+WriteTxnMarkers (27), TxnOffsetCommit (28), DescribeProducers (61), DescribeTransactions
+(65) and ListTransactions (66): the wire side of the transaction coordinator.
 
 The coordinator is pure; what ends a transaction is settled here (`txn_endings`): its
 answer goes out once the records are durable and the markers written.
@@ -8,16 +8,19 @@ answer goes out once the records are durable and the markers written.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from kcsim.coordinator import Ending
 from kcsim.coordinator.failures import error_response
 from kcsim.coordinator.txn_offsets import producer_error
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 
+from ...offsets.topic import is_internal
 from ...state.answers import AfterDurable, Durable
 from ...state.failures import log_failures
-from ...state.txn_endings import settle
+from ...state.txn_endings import complete_offsets, settle, write_markers
 from ..routes import serves
 from .groups import handle_group_request
 
@@ -31,6 +34,10 @@ DescribeProducersResponse = response_class(61)
 _DPTopic = DescribeProducersResponse.TopicResponse
 _DPPartition = DescribeProducersResponse.PartitionResponse
 _DPProducer = DescribeProducersResponse.ProducerState
+WriteTxnMarkersResponse = response_class(27)
+_WMResult = WriteTxnMarkersResponse.WritableTxnMarkerResult
+_WMTopic = WriteTxnMarkersResponse.WritableTxnMarkerTopicResult
+_WMPartition = WriteTxnMarkersResponse.WritableTxnMarkerPartitionResult
 
 
 def _answer(broker: Broker, ctx: RequestContext, outcome: Outcome) -> Any:
@@ -68,6 +75,51 @@ def add_offsets_to_txn(broker: Broker, ctx: RequestContext, request: Any) -> Any
 def end_txn(broker: Broker, ctx: RequestContext, request: Any) -> Any:
     return _answer(broker, ctx, broker.transactions.end_txn(
         ctx.api_version, request, broker.now_ms, ctx))
+
+
+def _marker_error(broker: Broker, name: str, index: int, producer_id: int, epoch: int) -> int:
+    """Kafka's answer for one partition of a marker: unknown partitions, and a producer epoch
+    older than the partition knows (a marker for a producer it never saw is written)."""
+    topic = broker.topics.get(name)
+    if topic is None or not 0 <= index < len(topic.partitions):
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    known = topic.partitions[index].producers.producers.get(producer_id)
+    if known is not None and epoch < known.epoch:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    return ErrorCode.NONE
+
+
+@serves(27)
+def write_txn_markers(broker: Broker, ctx: RequestContext, request: Any) -> Any:
+    """Ends a producer's transaction in the named partitions, as a transaction coordinator
+    (or `Admin.abortTransaction`, for a hanging one) orders: a marker into each data
+    partition; in `__consumer_offsets`, the producer's pending offsets are committed or
+    dropped instead, and the markers wait until that is durable, as an EndTxn's do."""
+    results, endings, in_offsets = [], [], []
+    for marker in request.markers:
+        topics, accepted = [], []
+        for t in marker.topics:
+            parts = []
+            for index in t.partition_indexes:
+                error = _marker_error(broker, t.name, index, marker.producer_id,
+                                      marker.producer_epoch)
+                if not error:
+                    accepted.append((t.name, index))
+                parts.append(_WMPartition(partition_index=index, error_code=error))
+            topics.append(_WMTopic(name=t.name, partitions=parts))
+        results.append(_WMResult(producer_id=marker.producer_id, topics=topics))
+        ending = Ending("", marker.producer_id, marker.producer_epoch, marker.transaction_result,
+                        [(n, i) for n, i in accepted if not is_internal(n)], [])
+        endings.append(ending)
+        if any(is_internal(n) for n, _ in accepted):
+            in_offsets.append(ending)
+    response = WriteTxnMarkersResponse(markers=results)
+    records = [r for e in in_offsets for r in complete_offsets(broker, e, broker.now_ms)]
+    if not records:
+        write_markers(broker, endings, broker.now_ms)
+        return response
+    return Durable(response, records,
+                   [(AfterDurable(partial(write_markers, broker, endings, broker.now_ms)), None)])
 
 
 @serves(28)
