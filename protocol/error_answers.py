@@ -17,7 +17,7 @@ DescribeGroups and ConsumerGroupDescribe per group (DeleteGroups each once).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from .messages.api_versions import ApiVersionsResponse
 from .messages.cluster import DescribeClusterResponse, DescribeConfigsResponse
@@ -63,7 +63,7 @@ from .messages.transactions import (
 
 if TYPE_CHECKING:
     import uuid
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable, Sequence
 
     from msgspec import Struct
 
@@ -94,6 +94,7 @@ if TYPE_CHECKING:
     Builder = Callable[[int, Struct, int], Struct]
 
 _Request = TypeVar("_Request")
+_Answer = TypeVar("_Answer")
 
 
 class NoErrorAnswer(Exception):
@@ -121,6 +122,29 @@ def _top_level(response: Callable[..., Struct]) -> Builder:
     return build
 
 
+class _Partition(Protocol):
+    @property
+    def partition_index(self) -> int: ...
+
+
+class _Topic(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def partitions(self) -> Sequence[_Partition]: ...
+
+
+def _each_partition(
+    topics: Iterable[_Topic], topic: Callable[..., _Answer], partition: Callable[..., Struct],
+    error: int,
+) -> list[_Answer]:
+    """Every partition of every topic answered `error`, the topics named as the request
+    names them (ListOffsets, TxnOffsetCommit)."""
+    return [topic(name=t.name, partitions=[
+        partition(partition_index=p.partition_index, error_code=error) for p in t.partitions])
+        for t in topics]
+
+
 # -- the broker's APIs -----------------------------------------------------------------
 
 
@@ -144,11 +168,8 @@ def _fetch(version: int, request: FetchRequest, error: int) -> FetchResponse:
 
 def _list_offsets(version: int, request: ListOffsetsRequest, error: int) -> ListOffsetsResponse:
     R = ListOffsetsResponse
-    return R(topics=[
-        R.ListOffsetsTopicResponse(name=t.name, partitions=[
-            R.ListOffsetsPartitionResponse(partition_index=p.partition_index, error_code=error)
-            for p in t.partitions])
-        for t in request.topics])
+    return R(topics=_each_partition(request.topics, R.ListOffsetsTopicResponse,
+                                    R.ListOffsetsPartitionResponse, error))
 
 
 def _metadata(version: int, request: MetadataRequest, error: int) -> MetadataResponse:
@@ -312,11 +333,8 @@ def _txn_offset_commit(
     version: int, request: TxnOffsetCommitRequest, error: int
 ) -> TxnOffsetCommitResponse:
     R = TxnOffsetCommitResponse
-    return R(topics=[
-        R.TxnOffsetCommitResponseTopic(name=t.name, partitions=[
-            R.TxnOffsetCommitResponsePartition(partition_index=p.partition_index, error_code=error)
-            for p in t.partitions])
-        for t in request.topics])
+    return R(topics=_each_partition(request.topics, R.TxnOffsetCommitResponseTopic,
+                                    R.TxnOffsetCommitResponsePartition, error))
 
 
 def _delete_groups(version: int, request: DeleteGroupsRequest, error: int) -> DeleteGroupsResponse:
