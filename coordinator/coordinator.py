@@ -26,7 +26,7 @@ from kcsim.protocol.error_answers import error_answer
 from kcsim.protocol.errors import ErrorCode as E
 from kcsim.protocol.named_groups import groups_of
 
-from .admin import AUTHORIZED_GROUP_OPERATIONS, AdminHandlers
+from .admin import AdminHandlers
 from .consumer.assignors import assignor_names
 from .consumer.describe import DescribeHandler
 from .consumer.fold import ConsumerFold
@@ -118,7 +118,7 @@ class GroupCoordinator:
         self._txn_offsets.register()
         admin = AdminHandlers(rt)
         heartbeat = HeartbeatHandler(rt, self._consumer)
-        describe = DescribeHandler(rt, AUTHORIZED_GROUP_OPERATIONS)
+        describe = DescribeHandler(rt)
         self._handlers: dict[int, Handler] = {
             8: by_api_key(self._offsets.commit),
             9: by_api_key(self._offsets.fetch),
