@@ -9,6 +9,7 @@ so replay removes exactly what the live coordinator removed.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from kcsim.protocol.errors import ErrorCode
@@ -18,6 +19,7 @@ from kcsim.protocol.messages.list_groups import ListGroupsResponse
 
 from .groups.classic import CONSUMER_PROTOCOL_TYPE
 from .groups.state import Request, Rule, rule
+from .shared.describing import describe_each, not_found_message
 from .shared.removal import remove_group
 from .shared.states import DEAD, STATE_NAMES
 
@@ -39,17 +41,6 @@ DeletableGroupResult = DeleteGroupsResponse.DeletableGroupResult
 
 CLASSIC_GROUP_TYPE = "classic"
 CONSUMER_GROUP_TYPE = "consumer"
-
-# Kafka's AclOperation codes for the operations a GROUP resource supports.
-ACL_READ = 3
-ACL_DELETE = 6
-ACL_DESCRIBE = 8
-ACL_DESCRIBE_CONFIGS = 10
-ACL_ALTER_CONFIGS = 11
-GROUP_OPERATIONS = (ACL_READ, ACL_DELETE, ACL_DESCRIBE, ACL_DESCRIBE_CONFIGS, ACL_ALTER_CONFIGS)
-# Without an authorizer every supported operation is allowed (Kafka's AuthHelper).
-AUTHORIZED_GROUP_OPERATIONS = sum(1 << op for op in GROUP_OPERATIONS)
-AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 
 
 class AdminHandlers:
@@ -88,26 +79,15 @@ class AdminHandlers:
     def describe_groups(
         self, version: int, request: DescribeGroupsRequest, ctx: RequestContext
     ) -> DescribeGroupsResponse:
-        include_operations = version >= 3 and request.include_authorized_operations
-        group_ids = request.groups
-        # All look-ups first, in one C-level loop: with thousands of groups each one
-        # misses the CPU caches, and back to back those misses overlap.
-        found = list(map(self.rt.groups.get, group_ids))
-        described = []
-        for group_id, group in zip(group_ids, found):
-            entry = self._describe(version, group_id, group)
-            if include_operations and entry.error_code == E.NONE:
-                entry.authorized_operations = AUTHORIZED_GROUP_OPERATIONS
-            described.append(entry)
-        return DescribeGroupsResponse(groups=described)
+        return DescribeGroupsResponse(groups=describe_each(
+            request.groups, self.rt.groups, partial(self._describe, version),
+            version >= 3 and request.include_authorized_operations))
 
     def _describe(self, version: int, group_id: str, group: ClassicGroup | None) -> DescribedGroup:
         if group is None:
             # Kafka 4.x: a consumer group is not described here (ConsumerGroupDescribe does).
-            if group_id in self.rt.consumer_groups:
-                message = f"Group {group_id} is not a classic group."
-            else:
-                message = f"Group {group_id} not found."
+            message = not_found_message(group_id, CLASSIC_GROUP_TYPE,
+                                        group_id in self.rt.consumer_groups)
             if version >= 6:
                 return DescribedGroup(
                     group_id=group_id,

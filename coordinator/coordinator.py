@@ -22,15 +22,17 @@ from typing import TYPE_CHECKING
 
 from kcsim.coordinator.records import OffsetCommitValue, PausedTopicPartitionsKey
 from kcsim.protocol.codecs import api
+from kcsim.protocol.error_answers import error_answer
 from kcsim.protocol.errors import ErrorCode as E
+from kcsim.protocol.named_groups import groups_of
 
-from .admin import AUTHORIZED_GROUP_OPERATIONS, AdminHandlers
+from .admin import AdminHandlers
 from .consumer.assignors import assignor_names
 from .consumer.describe import DescribeHandler
 from .consumer.fold import ConsumerFold
 from .consumer.groups import ConsumerGroups
 from .consumer.heartbeat import HeartbeatHandler
-from .failures import answered_per_group, error_response, group_ids, merge_groups, only_groups
+from .failures import answered_per_group, merge_groups, split_groups
 from .groups.fold import ClassicFold
 from .groups.membership import MembershipHandlers
 from .groups.rebalance import Rebalancer
@@ -116,7 +118,7 @@ class GroupCoordinator:
         self._txn_offsets.register()
         admin = AdminHandlers(rt)
         heartbeat = HeartbeatHandler(rt, self._consumer)
-        describe = DescribeHandler(rt, AUTHORIZED_GROUP_OPERATIONS)
+        describe = DescribeHandler(rt)
         self._handlers: dict[int, Handler] = {
             8: by_api_key(self._offsets.commit),
             9: by_api_key(self._offsets.fetch),
@@ -177,7 +179,7 @@ class GroupCoordinator:
             self._advance(now_ms)
         elif now_ms > rt.now:
             rt.now = now_ms  # nothing is due: time just moves on
-        if rt.failed and not rt.failed.isdisjoint(group_ids(api_key, version, request)):
+        if rt.failed and not rt.failed.isdisjoint(groups_of(request)):
             response = self._around_failed(handler, api_key, version, request, ctx)
         else:
             response = self._run(handler, api_key, version, request, ctx)
@@ -200,7 +202,9 @@ class GroupCoordinator:
 
     def error_response(self, api_key: int, version: int, request: Struct, error: int) -> Struct:
         """Kafka's answer when the whole request fails with `error`; the state is not touched."""
-        return error_response(api_key, version, request, error)
+        if api_key not in self._handlers:
+            raise ValueError(f"API key {api_key} is not served by the group coordinator")
+        return error_answer(api_key, version, request, error)
 
     def topic_deleted(self, topic_id: uuid.UUID) -> Outcome:
         """A topic is gone: groups that paused its partitions forget them (KIP-1249).
@@ -246,14 +250,14 @@ class GroupCoordinator:
         except Exception as exc:
             self._undo(start, answered)
             rt.failures.append(Failure(f"{_api_name(api_key)} v{version}", exc))
-            return error_response(api_key, version, request, E.UNKNOWN_SERVER_ERROR)
+            return error_answer(api_key, version, request, E.UNKNOWN_SERVER_ERROR)
         journal.open = False  # `Journal.commit`, inline, when nothing was noted
         if journal.steps:
             journal.commit()
         if (len(rt.records) > start and self._fold_from(start) and response is not None
-                and not rt.failed.isdisjoint(group_ids(api_key, version, request))):
+                and not rt.failed.isdisjoint(groups_of(request))):
             # Its group failed as its records folded in (a parked request was answered so).
-            return error_response(api_key, version, request, E.COORDINATOR_NOT_AVAILABLE)
+            return error_answer(api_key, version, request, E.COORDINATOR_NOT_AVAILABLE)
         return response
 
     def _around_failed(
@@ -263,15 +267,12 @@ class GroupCoordinator:
         (of an API answering each group on its own) served as usual."""
         unavailable = E.COORDINATOR_NOT_AVAILABLE
         if not answered_per_group(api_key, version):
-            return error_response(api_key, version, request, unavailable)
-        named = group_ids(api_key, version, request)
-        healthy = [g for g in named if g not in self._rt.failed]
-        failed = error_response(api_key, version,
-                                only_groups(api_key, version, request, self._rt.failed), unavailable)
-        if not healthy:
+            return error_answer(api_key, version, request, unavailable)
+        healthy, unhealthy = split_groups(api_key, version, request, self._rt.failed)
+        failed = error_answer(api_key, version, unhealthy, unavailable)
+        if healthy is None:
             return failed
-        served = self._run(handler, api_key, version,
-                           only_groups(api_key, version, request, healthy), ctx)
+        served = self._run(handler, api_key, version, healthy, ctx)
         assert served is not None  # the APIs answering each group on its own never park
         return merge_groups(api_key, version, request, served, failed)
 

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 from kcsim.protocol.errors import ErrorCode
 from kcsim.protocol.messages.consumer_group import ConsumerGroupDescribeResponse
 
+from ..shared.describing import describe_each
 from .heartbeat import not_consumer_message
-from .model import EMPTY, Assignment, ConsumerGroup
+from .model import EMPTY, Assignment, ConsumerGroup, in_topic_order
 from .target import assignor_name
 
 if TYPE_CHECKING:
@@ -32,31 +33,24 @@ CONSUMER_MEMBER_TYPE = 1  # KIP-1099: the member speaks the consumer protocol
 
 
 class DescribeHandler:
-    def __init__(self, runtime: GroupRuntime, authorized_operations: int) -> None:
+    def __init__(self, runtime: GroupRuntime) -> None:
         self.rt = runtime
-        self.authorized_operations = authorized_operations
 
     def describe(
         self, version: int, request: ConsumerGroupDescribeRequest, ctx: RequestContext
     ) -> ConsumerGroupDescribeResponse:
-        groups = []
-        for group_id in request.group_ids:
-            group = self.rt.consumer_groups.get(group_id)
-            if group is None:
-                groups.append(DescribedGroup(
-                    group_id=group_id,
-                    error_code=ErrorCode.GROUP_ID_NOT_FOUND,
-                    error_message=not_consumer_message(self.rt, group_id),
-                    group_state="", assignor_name="",
-                ))
-                continue
-            entry = self.described(group)
-            if request.include_authorized_operations:
-                entry.authorized_operations = self.authorized_operations
-            groups.append(entry)
-        return DescribeResponse(groups=groups)
+        return DescribeResponse(groups=describe_each(
+            request.group_ids, self.rt.consumer_groups, self._describe,
+            request.include_authorized_operations))
 
-    def described(self, group: ConsumerGroup) -> DescribedGroup:
+    def _describe(self, group_id: str, group: ConsumerGroup | None) -> DescribedGroup:
+        if group is None:
+            return DescribedGroup(
+                group_id=group_id,
+                error_code=ErrorCode.GROUP_ID_NOT_FOUND,
+                error_message=not_consumer_message(self.rt, group_id),
+                group_state="", assignor_name="",
+            )
         return DescribedGroup(
             error_code=ErrorCode.NONE,
             group_id=group.group_id,
@@ -86,9 +80,9 @@ class DescribeHandler:
     def _assignment(self, assignment: Assignment) -> DescribeAssignment:
         topics = self.rt.topics
         out = []
-        for topic_id, partitions in sorted(assignment.items(), key=lambda kv: kv[0].bytes):
+        for topic_id, partitions in in_topic_order(assignment):
             name = topics.topic_name(topic_id)
             if name is not None:
                 out.append(DescribeTopicPartitions(topic_id=topic_id, topic_name=name,
-                                                   partitions=sorted(partitions)))
+                                                   partitions=partitions))
         return DescribeAssignment(topic_partitions=out)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from kcsim.protocol.errors import ErrorCode
 from kcsim.protocol.messages.consumer_group import ConsumerGroupHeartbeatResponse
 
+from ..shared.describing import not_found_message
 from ..shared.interface import kafka_client_host
 from ..shared.record_helpers import group_record, member_tombstones
 from ..shared.states import EMPTY as CLASSIC_EMPTY
@@ -29,6 +30,7 @@ from .model import (
     ConsumerGroup,
     ConsumerMember,
     MemberState,
+    in_topic_order,
 )
 from .reconcile import owned_partitions, reconcile
 from .records import current_record, member_record, target_record
@@ -68,8 +70,7 @@ def error_response(code: int, message: str | None = None) -> ConsumerGroupHeartb
 
 def response_assignment(assignment: Assignment) -> ResponseAssignment:
     return ResponseAssignment(topic_partitions=[
-        ResponseTopicPartitions(topic_id=t, partitions=sorted(ps))
-        for t, ps in sorted(assignment.items(), key=lambda kv: kv[0].bytes)
+        ResponseTopicPartitions(topic_id=t, partitions=ps) for t, ps in in_topic_order(assignment)
     ])
 
 
@@ -334,6 +335,4 @@ def _not_blank(value: str | None, message: str) -> None:
 
 
 def not_consumer_message(rt: GroupRuntime, group_id: str) -> str:
-    if rt.group_exists(group_id):
-        return f"Group {group_id} is not a consumer group."
-    return f"Group {group_id} not found."
+    return not_found_message(group_id, "consumer", rt.group_exists(group_id))

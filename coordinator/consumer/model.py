@@ -26,6 +26,12 @@ LEAVE_GROUP_EPOCH = -1
 LEAVE_GROUP_STATIC_EPOCH = -2
 
 
+def in_topic_order(assignment: Assignment) -> list[tuple[uuid.UUID, list[int]]]:
+    """The assignment's topics in the order Kafka lists them (by topic id), each with its
+    partitions sorted: how its records and every response showing it list it."""
+    return [(t, sorted(ps)) for t, ps in sorted(assignment.items(), key=lambda kv: kv[0].bytes)]
+
+
 class MemberState(IntEnum):
     """Where a member is in reconciling towards its target (Kafka's MemberState)."""
 

@@ -26,15 +26,15 @@ from kcsim.coordinator.records import (
 )
 from kcsim.storage.records import Record
 
+from .model import in_topic_order
+
 if TYPE_CHECKING:
     from .model import Assignment, ConsumerMember
 
 
 def to_topic_partitions(assignment: Assignment) -> list[TopicPartitions]:
-    return [
-        TopicPartitions(topic_id.bytes, sorted(partitions))
-        for topic_id, partitions in sorted(assignment.items(), key=lambda kv: kv[0].bytes)
-    ]
+    return [TopicPartitions(topic_id.bytes, partitions)
+            for topic_id, partitions in in_topic_order(assignment)]
 
 
 def from_topic_partitions(stored: list[TopicPartitions]) -> Assignment:

@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 import trio
 
-from .fields import groups_of, topics_of
+from kcsim.protocol.named_groups import groups_of
+
+from .fields import topics_of
 from .names import ApiNames, error_code, error_name
 
 if TYPE_CHECKING:

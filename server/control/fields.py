@@ -1,8 +1,10 @@
-"""What a decoded request names (groups, topics, partitions) and what its answer reports (errors).
+"""What a decoded request names (topics, partitions) and what its answer reports (errors).
 
 Read by field names, the same across the APIs: fault rules match on them, and
 the request log derives them only when a test asks. Nothing here runs per
-request unless a rule that needs it is installed.
+request unless a rule that needs it is installed. The groups a request names are
+the protocol's reading (`kcsim.protocol.named_groups`), which the group coordinator
+shares.
 """
 
 from __future__ import annotations
@@ -16,59 +18,6 @@ if TYPE_CHECKING:
 _TOPIC_LISTS = ("topics", "topic_data")
 _PARTITION_LISTS = ("partitions", "partition_data", "partition_indexes")
 _PARTITION_FIELDS = ("partition_index", "partition", "index")
-_GROUP_KEY_TYPE = 0  # FindCoordinator key_type of a group
-
-
-_GROUP_LISTS = ("groups", "groups_names", "group_ids")
-_GROUP_READERS: dict[type, Callable[[Any], tuple[str, ...]]] = {}  # request class -> reader
-
-
-def groups_of(request: Any) -> tuple[str, ...]:
-    """The group ids a request is about, in the order it names them: the one reading of
-    them (fault rules naming a group, the request log)."""
-    reader = _GROUP_READERS.get(type(request)) or _group_reader(type(request))
-    return reader(request)
-
-
-def _group_reader(cls: type) -> Callable[[Any], tuple[str, ...]]:
-    """How to read the groups of a request class (kept in _GROUP_READERS): most name one
-    `group_id` and nothing else, read with one attribute access (fault rules naming a
-    group read it per request)."""
-    fields = getattr(cls, "__struct_fields__", None)
-    if fields is None or not {*_GROUP_LISTS, "key_type"}.isdisjoint(fields):
-        reader = _groups_named
-    elif "group_id" in fields:
-        reader = _group_id_only
-    else:
-        reader = _no_groups
-    _GROUP_READERS[cls] = reader
-    return reader
-
-
-def _group_id_only(request: Any) -> tuple[str, ...]:
-    return (request.group_id,) if request.group_id else ()
-
-
-def _no_groups(request: Any) -> tuple[str, ...]:
-    return ()
-
-
-def _groups_named(request: Any) -> tuple[str, ...]:
-    found: list[str] = []
-    group_id = getattr(request, "group_id", None)
-    if group_id:
-        found.append(group_id)
-    for name in _GROUP_LISTS:
-        for item in getattr(request, name, None) or ():
-            if isinstance(item, str):
-                found.append(item)
-            elif getattr(item, "group_id", None):
-                found.append(item.group_id)
-    if getattr(request, "key_type", None) == _GROUP_KEY_TYPE:  # FindCoordinator
-        keys = getattr(request, "coordinator_keys", None)
-        found.extend(keys if keys else [k for k in (getattr(request, "key", None),) if k])
-    return tuple(dict.fromkeys(found))
-
 
 
 def fetch_session_of(request: Any) -> tuple[int, int] | None:

@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
-from .fields import error_codes_of, fetch_session_of, groups_of, topics_of
+from kcsim.protocol.named_groups import groups_of
+
+from .fields import error_codes_of, fetch_session_of, topics_of
 from .names import error_code, error_name
 
 if TYPE_CHECKING:

@@ -6,7 +6,8 @@ installed, calls the handler with the broker state, encodes its answer and logs 
 it returns an `Answer` (`reply`): the frame alone, or a `Reply` with named fields
 when records must be durable first, parked requests are released, the answer is
 pending or the connection closes. Plans, with the answer cache of read-only APIs,
-are in `plans`; Kafka-shaped error answers for every API in `error_answers`.
+are in `plans`; Kafka-shaped error answers for every API are the protocol's
+(`kcsim.protocol.error_answers`).
 
 This module is the face the shell imports; the rest of the room is its own.
 """

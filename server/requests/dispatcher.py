@@ -29,18 +29,19 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from kcsim.protocol.codecs import codec
+from kcsim.protocol.error_answers import NoErrorAnswer, error_answer
 from kcsim.protocol.errors import ErrorCode
 from kcsim.protocol.headers import API_VERSIONS_KEY, read_client_id
+from kcsim.protocol.named_groups import groups_of
 from kcsim.protocol.primitives import DecodeError
 
 from ..control.changes import Changes
 from ..control.faults import Faults
-from ..control.fields import error_codes_of, fetch_session_of, groups_of, topics_of
+from ..control.fields import error_codes_of, fetch_session_of, topics_of
 from ..control.request_log import LOG_KEEPS as _LOG_KEEPS
 from ..control.request_log import RequestDigest, RequestLog
 from ..state.answers import Durable, Pending
 from .context import RequestContext
-from .error_answers import NoErrorAnswer, error_answer
 from .plans import Plan
 from .reply import Reply
 from .routes import served

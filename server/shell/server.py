@@ -2,7 +2,7 @@
 
 The shell owns everything that is not pure: the sockets, the clock (`clock`,
 which tests may advance, freeze and resume), the timer that ticks both
-coordinators, and durability. The request layer (`Server.broker`, a Dispatcher)
+coordinators (`timer`), and durability. The request layer (`Server.broker`, a Dispatcher)
 turns each request frame into an answer; the shell makes a reply's records durable
 (one group commit for every answer it has in hand), then sends. After every batch that reached a handler
 (answers from the response cache change nothing) and every tick it tells
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import errno
 import logging
-import math
 import os
 import struct
 from typing import TYPE_CHECKING, Any
@@ -36,8 +35,8 @@ import trio
 from kcsim.storage import StorageError
 
 from ..requests import Peer, ProtocolViolation, Reply, withdraw
-from ..state.failures import log_failures
 from .socket_io import DirectSocket
+from .timer import Timer
 
 if TYPE_CHECKING:
     from kcsim.coordinator import Outcome
@@ -82,8 +81,7 @@ class Server:
         self.port: int | None = None  # the first listener's, once bound
         self.advertised: tuple[Listener, ...] = ()  # each listener's address for clients, once bound
         self.connections = 0
-        self._timer_scope: trio.CancelScope | None = None
-        self._armed_ms: int | None = None  # the coordinator deadline the timer was last set for
+        self.timer = Timer(self.state, clock, self._durable, broker.changes.notify)
         self._listeners: list[trio.SocketListener] = []
         self.exit_code = 0
         self.stopped = trio.Event()
@@ -165,8 +163,8 @@ class Server:
                         await nursery.start(self._writer.run)
                     # The first tick, before the first request: groups read back from the
                     # log start their timers, transactions a restart left ending finish.
-                    await self._tick()
-                    nursery.start_soon(self._timer)
+                    await self.timer.tick()
+                    nursery.start_soon(self.timer.run)
                     nursery.start_soon(self._reap_idle)
                     if self.state.offsets_topic is not None:
                         nursery.start_soon(self.state.offsets_topic.run_compactions)
@@ -197,49 +195,13 @@ class Server:
             durability.close()
             self.durability = None
 
-    # -- timer --------------------------------------------------------------
-
-    def _rearm(self, force: bool = False) -> None:
-        """Re-arm the timer if the coordinator now has an earlier deadline (`force`: whatever
-        it is, as after the clock changed)."""
-        scope = self._timer_scope
-        if scope is None:
-            return
-        deadline = self.state.next_deadline()
-        if force or (deadline is not None and deadline != self._armed_ms):
-            self._armed_ms = deadline
-            at = self.clock.to_trio(deadline) if deadline is not None else math.inf
-            if force or at < scope.deadline:
-                scope.deadline = at
-
-    async def _timer(self) -> None:
-        state = self.state
-        while True:
-            deadline = state.next_deadline()
-            with trio.CancelScope() as scope:
-                scope.deadline = self.clock.to_trio(deadline) if deadline is not None else math.inf
-                self._armed_ms = deadline
-                self._timer_scope = scope
-                await trio.sleep_forever()
-            self._timer_scope = None
-            await self._tick()
-
-    async def _tick(self) -> None:
-        """Fire what is due now; answers wait for the records it wrote to be durable."""
-        outcome = self.state.tick(self.clock.now_ms())
-        if outcome.failures:
-            log_failures(outcome.failures)
-        await self._durable(outcome.records)
-        self.state.release(outcome.responses)
-        self.broker.changes.notify()
+    # -- the clock moved --------------------------------------------------------
 
     def _clock_changed(self) -> None:
         """A test advanced, froze or resumed the clock: fire every deadline now due (in
         order, each at its own time), re-arm the timer, wake long polls to look again."""
         if self._nursery is not None:
-            outcome = self.state.tick(self.clock.now_ms())
-            if outcome.failures:
-                log_failures(outcome.failures)
+            outcome = self.timer.due()
             try:
                 durable = self._durable_now(outcome.records) if outcome.records else True
             except ConnectionAbort:  # storage failed: the server is stopping
@@ -248,7 +210,7 @@ class Server:
                 self.state.release(outcome.responses)
             else:
                 self._nursery.start_soon(self._release_when_durable, outcome)
-            self._rearm(force=True)
+            self.timer.rearm(force=True)
         self.state.data_arrived.unpark_all()
         self.broker.changes.notify()
 
@@ -349,6 +311,7 @@ class Server:
         `_take`), make the answers' records durable in one group commit and send the
         answers in one write; an incomplete frame is carried over to the next receive."""
         broker = self.broker
+        rearm = self.timer.rearm
         batch = _Batch()
         carry: bytes | bytearray = b""
         while True:
@@ -369,7 +332,7 @@ class Server:
                     if batch.violation is None and not batch.close:
                         continue
                 elif batch.unsent > UNSENT_BOUND and batch.violation is None:
-                    self._rearm()  # send before answering more: a peer not reading stalls here
+                    rearm()  # send before answering more: a peer not reading stalls here
                     await self._flush(stream, batch)
                     batch.sent()
                     continue
@@ -379,7 +342,7 @@ class Server:
             # changed nothing: no timer to re-arm, no watcher to tell.
             served = broker.handled != batch.handled
             if served:
-                self._rearm()
+                rearm()
             if batch.records and not self._durable_now(batch.records):
                 await self._flush(stream, batch)  # the writer waits: fsync always
             else:  # the usual case, without a coroutine per batch
@@ -447,7 +410,7 @@ class Server:
                 batch.add(reply.frame)
                 batch.close = reply.close
                 return
-            self._rearm()
+            self.timer.rearm()
             if batch.out or batch.records or batch.released:
                 try:
                     await self._flush(stream, batch)

@@ -12,9 +12,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from kcsim.coordinator import Ending
-from kcsim.coordinator.failures import error_response
 from kcsim.coordinator.txn_offsets import producer_error
 from kcsim.protocol.codecs import response_class
+from kcsim.protocol.error_answers import error_answer
 from kcsim.protocol.errors import ErrorCode
 
 from ...offsets.topic import is_internal
@@ -128,7 +128,7 @@ def txn_offset_commit(broker: Broker, ctx: RequestContext, request: Any) -> Any:
     `coordinator/txn_offsets.py`)."""
     error = producer_error(broker.transactions.txns, ctx.api_version, request)
     if error:
-        return error_response(28, ctx.api_version, request, error)
+        return error_answer(28, ctx.api_version, request, error)
     return handle_group_request(broker, ctx, request)
 
 

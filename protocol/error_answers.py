@@ -1,0 +1,406 @@
+"""Kafka's answer to a request that fails as a whole, for every API kcsim serves.
+
+As Kafka's `AbstractRequest.getErrorResponse`, a protocol matter: given the API key,
+version, decoded request and an error code, the response carries the error at every
+level the version has room for it (top level, per topic, per partition, per group,
+per key). One table, `ERROR_ANSWERS`, by API key, used by both its callers: the group
+coordinator answers a handler that raised (UNKNOWN_SERVER_ERROR) or a failed group
+(COORDINATOR_NOT_AVAILABLE) with it, and the server's request layer a handler that
+raised or a fault rule's error. An API with nowhere to put an error raises
+NoErrorAnswer, and the server closes the connection instead.
+
+Where the error goes is the version's business: OffsetFetch puts it in every partition
+before v2, at the top level from v2 and per group from v8; OffsetCommit,
+TxnOffsetCommit, Produce and ListOffsets repeat it per partition; DeleteGroups,
+DescribeGroups and ConsumerGroupDescribe per group (DeleteGroups each once).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast
+
+from .messages.api_versions import ApiVersionsResponse
+from .messages.cluster import DescribeClusterResponse, DescribeConfigsResponse
+from .messages.consumer_group import (
+    ConsumerGroupDescribeResponse,
+    ConsumerGroupHeartbeatResponse,
+)
+from .messages.delete_groups import DeleteGroupsResponse
+from .messages.describe_groups import DescribeGroupsResponse
+from .messages.fetch import FetchResponse
+from .messages.find_coordinator import FindCoordinatorResponse
+from .messages.heartbeat import HeartbeatResponse
+from .messages.init_producer_id import InitProducerIdResponse
+from .messages.join_group import JoinGroupResponse
+from .messages.leave_group import LeaveGroupResponse
+from .messages.list_groups import ListGroupsResponse
+from .messages.list_offsets import ListOffsetsResponse
+from .messages.metadata import MetadataResponse
+from .messages.offset_commit import OffsetCommitResponse
+from .messages.offset_delete import OffsetDeleteResponse
+from .messages.offset_fetch import OffsetFetchResponse
+from .messages.pause_partitions import (
+    ListPausedPartitionsResponse,
+    PausePartitionsResponse,
+    ResumePartitionsResponse,
+)
+from .messages.produce import ProduceResponse
+from .messages.sync_group import SyncGroupResponse
+from .messages.topics_admin import (
+    CreatePartitionsResponse,
+    CreateTopicsResponse,
+    DeleteTopicsResponse,
+)
+from .messages.transactions import (
+    AddOffsetsToTxnResponse,
+    AddPartitionsToTxnResponse,
+    DescribeProducersResponse,
+    DescribeTransactionsResponse,
+    EndTxnResponse,
+    ListTransactionsResponse,
+    TxnOffsetCommitResponse,
+)
+
+if TYPE_CHECKING:
+    import uuid
+    from collections.abc import Callable, Iterable, Sequence
+
+    from msgspec import Struct
+
+    from .messages.cluster import DescribeConfigsRequest
+    from .messages.consumer_group import ConsumerGroupDescribeRequest
+    from .messages.delete_groups import DeleteGroupsRequest
+    from .messages.describe_groups import DescribeGroupsRequest
+    from .messages.fetch import FetchRequest
+    from .messages.find_coordinator import FindCoordinatorRequest
+    from .messages.join_group import JoinGroupRequest
+    from .messages.list_offsets import ListOffsetsRequest
+    from .messages.metadata import MetadataRequest
+    from .messages.offset_commit import OffsetCommitRequest
+    from .messages.offset_fetch import OffsetFetchRequest
+    from .messages.produce import ProduceRequest
+    from .messages.topics_admin import (
+        CreatePartitionsRequest,
+        CreateTopicsRequest,
+        DeleteTopicsRequest,
+    )
+    from .messages.transactions import (
+        AddPartitionsToTxnRequest,
+        DescribeProducersRequest,
+        DescribeTransactionsRequest,
+        TxnOffsetCommitRequest,
+    )
+
+    Builder = Callable[[int, Struct, int], Struct]
+
+_Request = TypeVar("_Request")
+_Answer = TypeVar("_Answer")
+
+
+class NoErrorAnswer(Exception):
+    """The API has no field an error could be reported in."""
+
+
+def error_answer(api_key: int, version: int, request: Struct, error: int) -> Struct:
+    """The response that reports `error` for every part of `request`."""
+    build = ERROR_ANSWERS.get(api_key)
+    if build is None:
+        raise NoErrorAnswer(f"API key {api_key} has no error answer")
+    return build(version, request, int(error))
+
+
+def _entry(build: Callable[[int, _Request, int], Struct]) -> Builder:
+    """A builder as the table holds it, taking any request: the one promise mypy cannot
+    check is that the entry of an API key is only given requests of that API's class."""
+    return cast("Builder", build)
+
+
+def _top_level(response: Callable[..., Struct]) -> Builder:
+    """The error at the top level, the only place the API has for it."""
+    def build(version: int, request: object, error: int) -> Struct:
+        return response(error_code=error)
+    return build
+
+
+class _Partition(Protocol):
+    @property
+    def partition_index(self) -> int: ...
+
+
+class _Topic(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def partitions(self) -> Sequence[_Partition]: ...
+
+
+def _each_partition(
+    topics: Iterable[_Topic], topic: Callable[..., _Answer], partition: Callable[..., Struct],
+    error: int,
+) -> list[_Answer]:
+    """Every partition of every topic answered `error`, the topics named as the request
+    names them (ListOffsets, TxnOffsetCommit)."""
+    return [topic(name=t.name, partitions=[
+        partition(partition_index=p.partition_index, error_code=error) for p in t.partitions])
+        for t in topics]
+
+
+# -- the broker's APIs -----------------------------------------------------------------
+
+
+def _produce(version: int, request: ProduceRequest, error: int) -> ProduceResponse:
+    R = ProduceResponse
+    return R(responses=[
+        R.TopicProduceResponse(name=t.name, topic_id=t.topic_id, partition_responses=[
+            R.PartitionProduceResponse(index=p.index, error_code=error, base_offset=-1)
+            for p in t.partition_data])
+        for t in request.topic_data])
+
+
+def _fetch(version: int, request: FetchRequest, error: int) -> FetchResponse:
+    R = FetchResponse
+    return R(error_code=error, responses=[
+        R.FetchableTopicResponse(topic=t.topic, topic_id=t.topic_id, partitions=[
+            R.PartitionData(partition_index=p.partition, error_code=error, high_watermark=-1)
+            for p in t.partitions])
+        for t in request.topics])
+
+
+def _list_offsets(version: int, request: ListOffsetsRequest, error: int) -> ListOffsetsResponse:
+    R = ListOffsetsResponse
+    return R(topics=_each_partition(request.topics, R.ListOffsetsTopicResponse,
+                                    R.ListOffsetsPartitionResponse, error))
+
+
+def _metadata(version: int, request: MetadataRequest, error: int) -> MetadataResponse:
+    R = MetadataResponse
+    topics = [R.MetadataResponseTopic(error_code=error, name=t.name, topic_id=t.topic_id,
+                                      partitions=[])
+              for t in request.topics or ()]
+    return R(brokers=[], topics=topics, error_code=error)
+
+
+def _find_coordinator(
+    version: int, request: FindCoordinatorRequest, error: int
+) -> FindCoordinatorResponse:
+    R = FindCoordinatorResponse
+    if version < 4:
+        return R(error_code=error, node_id=-1, host="", port=-1)
+    return R(coordinators=[R.Coordinator(key=k, node_id=-1, host="", port=-1, error_code=error)
+                           for k in request.coordinator_keys])
+
+
+def _create_topics(version: int, request: CreateTopicsRequest, error: int) -> CreateTopicsResponse:
+    R = CreateTopicsResponse
+    return R(topics=[R.CreatableTopicResult(name=t.name, error_code=error, num_partitions=-1,
+                                            replication_factor=-1)
+                     for t in request.topics])
+
+
+def _delete_topics(version: int, request: DeleteTopicsRequest, error: int) -> DeleteTopicsResponse:
+    R = DeleteTopicsResponse
+    wanted: list[tuple[str | None, uuid.UUID | None]]
+    if version >= 6:
+        wanted = [(t.name, t.topic_id) for t in request.topics]
+    else:
+        wanted = [(name, None) for name in request.topic_names]
+    results = []
+    for name, topic_id in wanted:
+        result = R.DeletableTopicResult(name=name, error_code=error)
+        if topic_id is not None:
+            result.topic_id = topic_id
+        results.append(result)
+    return R(responses=results)
+
+
+def _add_partitions_to_txn(
+    version: int, request: AddPartitionsToTxnRequest, error: int
+) -> AddPartitionsToTxnResponse:
+    R = AddPartitionsToTxnResponse
+    if version >= 4:
+        return R(error_code=error, results_by_transaction=[])
+    return R(results_by_topic_v3_and_below=[
+        R.AddPartitionsToTxnTopicResult(name=t.name, results_by_partition=[
+            R.AddPartitionsToTxnPartitionResult(partition_index=p, partition_error_code=error)
+            for p in t.partitions])
+        for t in request.v3_and_below_topics])
+
+
+def _describe_configs(
+    version: int, request: DescribeConfigsRequest, error: int
+) -> DescribeConfigsResponse:
+    R = DescribeConfigsResponse
+    return R(results=[R.DescribeConfigsResult(error_code=error, resource_type=r.resource_type,
+                                              resource_name=r.resource_name, configs=[])
+                      for r in request.resources])
+
+
+def _create_partitions(
+    version: int, request: CreatePartitionsRequest, error: int
+) -> CreatePartitionsResponse:
+    R = CreatePartitionsResponse
+    return R(results=[R.CreatePartitionsTopicResult(name=t.name, error_code=error)
+                      for t in request.topics])
+
+
+def _describe_producers(
+    version: int, request: DescribeProducersRequest, error: int
+) -> DescribeProducersResponse:
+    R = DescribeProducersResponse
+    return R(topics=[R.TopicResponse(name=t.name, partitions=[
+        R.PartitionResponse(partition_index=p, error_code=error, active_producers=[])
+        for p in t.partition_indexes]) for t in request.topics])
+
+
+def _describe_transactions(
+    version: int, request: DescribeTransactionsRequest, error: int
+) -> DescribeTransactionsResponse:
+    R = DescribeTransactionsResponse
+    return R(transaction_states=[
+        R.TransactionState(error_code=error, transactional_id=t, transaction_state="",
+                           transaction_timeout_ms=0, transaction_start_time_ms=0,
+                           producer_id=0, producer_epoch=0, topics=[])
+        for t in request.transactional_ids])
+
+
+def _list_transactions(version: int, request: object, error: int) -> ListTransactionsResponse:
+    return ListTransactionsResponse(error_code=error, unknown_state_filters=[],
+                                    transaction_states=[])
+
+
+# -- the group coordinator's APIs ------------------------------------------------------
+
+
+def _offset_commit(version: int, request: OffsetCommitRequest, error: int) -> OffsetCommitResponse:
+    R = OffsetCommitResponse
+    topics = []
+    for t in request.topics:
+        parts = [
+            R.OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=error)
+            for p in t.partitions
+        ]
+        if version >= 10:
+            topics.append(R.OffsetCommitResponseTopic(topic_id=t.topic_id, partitions=parts))
+        else:
+            topics.append(R.OffsetCommitResponseTopic(name=t.name, partitions=parts))
+    return R(topics=topics)
+
+
+def _offset_fetch(version: int, request: OffsetFetchRequest, error: int) -> OffsetFetchResponse:
+    R = OffsetFetchResponse
+    if version >= 8:
+        return R(groups=[R.OffsetFetchResponseGroup(group_id=g.group_id, topics=[],
+                                                    error_code=error)
+                         for g in request.groups])
+    if version >= 2:
+        return R(topics=[], error_code=error)
+    # Before v2 there is no top-level error: every requested partition carries it.
+    return R(topics=[
+        R.OffsetFetchResponseTopic(name=t.name, partitions=[
+            R.OffsetFetchResponsePartition(partition_index=p, committed_offset=-1,
+                                           committed_leader_epoch=-1, metadata="",
+                                           error_code=error)
+            for p in t.partition_indexes])
+        for t in request.topics or []])
+
+
+def _join_group(version: int, request: JoinGroupRequest, error: int) -> JoinGroupResponse:
+    # No member, no generation; the protocol name is "" before v7 and null from v7.
+    return JoinGroupResponse(error_code=error, protocol_name="" if version < 7 else None)
+
+
+def _leave_group(version: int, request: object, error: int) -> LeaveGroupResponse:
+    return LeaveGroupResponse(error_code=error)
+
+
+def _sync_group(version: int, request: object, error: int) -> SyncGroupResponse:
+    return SyncGroupResponse(error_code=error, protocol_type=None, protocol_name=None,
+                             assignment=b"")
+
+
+def _describe_groups(
+    version: int, request: DescribeGroupsRequest, error: int
+) -> DescribeGroupsResponse:
+    R = DescribeGroupsResponse
+    return R(groups=[R.DescribedGroup(group_id=g, error_code=error) for g in request.groups])
+
+
+def _list_groups(version: int, request: object, error: int) -> ListGroupsResponse:
+    return ListGroupsResponse(error_code=error, groups=[])
+
+
+def _txn_offset_commit(
+    version: int, request: TxnOffsetCommitRequest, error: int
+) -> TxnOffsetCommitResponse:
+    R = TxnOffsetCommitResponse
+    return R(topics=_each_partition(request.topics, R.TxnOffsetCommitResponseTopic,
+                                    R.TxnOffsetCommitResponsePartition, error))
+
+
+def _delete_groups(version: int, request: DeleteGroupsRequest, error: int) -> DeleteGroupsResponse:
+    R = DeleteGroupsResponse
+    return R(results=[R.DeletableGroupResult(group_id=g, error_code=error)
+                      for g in dict.fromkeys(request.groups_names)])
+
+
+def _offset_delete(version: int, request: object, error: int) -> OffsetDeleteResponse:
+    return OffsetDeleteResponse(error_code=error, topics=[])
+
+
+def _consumer_group_describe(
+    version: int, request: ConsumerGroupDescribeRequest, error: int
+) -> ConsumerGroupDescribeResponse:
+    R = ConsumerGroupDescribeResponse
+    return R(groups=[R.DescribedGroup(group_id=g, error_code=error, group_state="",
+                                      assignor_name="")
+                     for g in request.group_ids])
+
+
+def _pause(version: int, request: object, error: int) -> PausePartitionsResponse:
+    return PausePartitionsResponse(error_code=error, responses=[])
+
+
+def _resume(version: int, request: object, error: int) -> ResumePartitionsResponse:
+    return ResumePartitionsResponse(error_code=error, responses=[])
+
+
+def _list_paused(version: int, request: object, error: int) -> ListPausedPartitionsResponse:
+    return ListPausedPartitionsResponse(error_code=error, topics=[])
+
+
+ERROR_ANSWERS: dict[int, Builder] = {
+    0: _entry(_produce),
+    1: _entry(_fetch),
+    2: _entry(_list_offsets),
+    3: _entry(_metadata),
+    8: _entry(_offset_commit),
+    9: _entry(_offset_fetch),
+    10: _entry(_find_coordinator),
+    11: _entry(_join_group),
+    12: _top_level(HeartbeatResponse),
+    13: _entry(_leave_group),
+    14: _entry(_sync_group),
+    15: _entry(_describe_groups),
+    16: _entry(_list_groups),
+    18: _top_level(ApiVersionsResponse),
+    19: _entry(_create_topics),
+    20: _entry(_delete_topics),
+    22: _top_level(InitProducerIdResponse),
+    24: _entry(_add_partitions_to_txn),
+    25: _top_level(AddOffsetsToTxnResponse),
+    26: _top_level(EndTxnResponse),
+    28: _entry(_txn_offset_commit),
+    32: _entry(_describe_configs),
+    37: _entry(_create_partitions),
+    42: _entry(_delete_groups),
+    47: _entry(_offset_delete),
+    60: _top_level(DescribeClusterResponse),
+    61: _entry(_describe_producers),
+    65: _entry(_describe_transactions),
+    66: _entry(_list_transactions),
+    68: _top_level(ConsumerGroupHeartbeatResponse),
+    69: _entry(_consumer_group_describe),
+    1000: _entry(_pause),
+    1001: _entry(_resume),
+    1002: _entry(_list_paused),
+}
