@@ -225,8 +225,8 @@ async def test_rules_as_plain_data(autojump_clock: Any, kcsim_trio: Any) -> None
 
 @pytest.mark.parametrize(("fields", "field"), [
     ({"api": "OffsetComit", "error": "NOT_COORDINATOR"}, "api"),
-    ({"api": "WriteTxnMarkers", "error": "NOT_COORDINATOR"}, "api"),
-    ({"api": 27, "error": "NOT_COORDINATOR"}, "api"),
+    ({"api": "ControlledShutdown", "error": "NOT_COORDINATOR"}, "api"),
+    ({"api": 7, "error": "NOT_COORDINATOR"}, "api"),
     ({"api": [], "error": "NOT_COORDINATOR"}, "api"),
     ({"error": "NOT_COORDINATOR"}, "api"),
     ({"api": "OffsetCommit", "error": "NOT_A_COORDINATOR"}, "error"),
