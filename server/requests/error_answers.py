@@ -105,6 +105,15 @@ def _describe_configs(version: int, request: Any, error: int) -> Any:
                       for r in request.resources])
 
 
+def _alter_configs(api_key: int) -> Callable[[int, Any, int], Any]:
+    def build(version: int, request: Any, error: int) -> Any:
+        R = response_class(api_key)
+        return R(responses=[R.AlterConfigsResourceResponse(
+            error_code=error, resource_type=r.resource_type, resource_name=r.resource_name)
+            for r in request.resources])
+    return build
+
+
 def _create_partitions(version: int, request: Any, error: int) -> Any:
     R = response_class(37)
     return R(results=[R.CreatePartitionsTopicResult(name=t.name, error_code=error)
@@ -169,7 +178,9 @@ ERROR_ANSWERS: dict[int, Callable[[int, Any, int], Any]] = {
     25: _top_level(25),
     26: _top_level(26),
     32: _describe_configs,
+    33: _alter_configs(33),
     37: _create_partitions,
+    44: _alter_configs(44),
     60: _top_level(60),
     61: _describe_producers,
     65: _describe_transactions,

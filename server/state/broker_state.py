@@ -22,6 +22,8 @@ from kcsim.coordinator import Outcome, TransactionCoordinator, TxnConfig
 from kcsim.coordinator.records import ProducerIdBlockKey, TransactionKey
 
 from .answers import AfterDurable, Durable
+from .broker_configs import BrokerConfigs
+from .config_records import BrokerConfigKey
 from .topic_records import TopicKey
 from .topics import TopicRegistry
 from .txn_endings import settle
@@ -48,6 +50,7 @@ class BrokerState:
                  groups: GroupCoordinator | None = None, clock: Clock | None = None) -> None:
         self.config = config
         self.topics = topics if topics is not None else TopicRegistry()
+        self.broker_configs = BrokerConfigs()  # dynamic broker configs
         self.groups = groups
         self.transactions = TransactionCoordinator(
             TxnConfig(config.transaction_max_timeout_ms), self.topics)
@@ -66,6 +69,8 @@ class BrokerState:
         kind = type(record.key)
         if kind is TopicKey:
             self.topics.apply(record)
+        elif kind is BrokerConfigKey:
+            self.broker_configs.apply(record)
         elif kind in TRANSACTION_KEYS:
             self.transactions.apply(record)
         elif self.groups is not None:
@@ -78,7 +83,7 @@ class BrokerState:
         run = 0
         for i, record in enumerate(records):
             kind = type(record.key)
-            if kind is TopicKey or kind in TRANSACTION_KEYS:
+            if kind is TopicKey or kind is BrokerConfigKey or kind in TRANSACTION_KEYS:
                 if groups is not None and run < i:
                     groups.apply_all(records[run:i])
                 self.apply(record)
