@@ -47,6 +47,14 @@ STATIC_CONFIGS: dict[str, Static] = {
     "default.replication.factor": Static(_INT, lambda c: 1, "1"),
     "group.consumer.heartbeat.interval.ms": Static(
         _INT, lambda c: c.consumer_group_heartbeat_interval_ms, "5000"),
+    "group.consumer.max.heartbeat.interval.ms": Static(
+        _INT, lambda c: c.consumer_group_max_heartbeat_interval_ms, "15000"),
+    "group.consumer.max.session.timeout.ms": Static(
+        _INT, lambda c: c.consumer_group_max_session_timeout_ms, "60000"),
+    "group.consumer.min.heartbeat.interval.ms": Static(
+        _INT, lambda c: c.consumer_group_min_heartbeat_interval_ms, "5000"),
+    "group.consumer.min.session.timeout.ms": Static(
+        _INT, lambda c: c.consumer_group_min_session_timeout_ms, "45000"),
     "group.consumer.session.timeout.ms": Static(
         _INT, lambda c: c.consumer_group_session_timeout_ms, "45000"),
     "group.initial.rebalance.delay.ms": Static(_INT, lambda c: c.initial_rebalance_delay_ms, "3000"),
