@@ -4,7 +4,7 @@ AlterConfigs replaces a resource's whole set of dynamic configs; IncrementalAlte
 changes single configs by operation (SET 0, DELETE 1, APPEND 2, SUBTRACT 3).
 """
 
-from ..schema import Api, Message, array, f, request, response, struct
+from ..schema import Api, Field, Message, array, f, request, response, struct
 
 
 def _responses(name: str, key: int, versions: str, flexible: str) -> Message:
@@ -21,39 +21,32 @@ def _responses(name: str, key: int, versions: str, flexible: str) -> Message:
     )
 
 
-AlterConfigsRequest = request(
-    "AlterConfigsRequest", 33, "0-2", "2+",
-    f("resources", array(struct(
-        "AlterConfigsResource",
-        f("resource_type", "int8", "0+"),
-        f("resource_name", "string", "0+"),
-        f("configs", array(struct(
-            "AlterableConfig",
-            f("name", "string", "0+"),
-            f("value", "string", "0+", nullable="0+"),
+def _requests(name: str, key: int, versions: str, flexible: str, *config: Field) -> Message:
+    """A request naming resources and, for each, configs of (name, *config)."""
+    return request(
+        name, key, versions, flexible,
+        f("resources", array(struct(
+            "AlterConfigsResource",
+            f("resource_type", "int8", "0+"),
+            f("resource_name", "string", "0+"),
+            f("configs", array(struct("AlterableConfig", f("name", "string", "0+"), *config)),
+              "0+"),
         )), "0+"),
-    )), "0+"),
-    f("validate_only", "bool", "0+"),
-)
+        f("validate_only", "bool", "0+"),
+    )
 
+
+AlterConfigsRequest = _requests(
+    "AlterConfigsRequest", 33, "0-2", "2+",
+    f("value", "string", "0+", nullable="0+"),
+)
 AlterConfigsResponse = _responses("AlterConfigsResponse", 33, "0-2", "2+")
 
-IncrementalAlterConfigsRequest = request(
+IncrementalAlterConfigsRequest = _requests(
     "IncrementalAlterConfigsRequest", 44, "0-1", "1+",
-    f("resources", array(struct(
-        "AlterConfigsResource",
-        f("resource_type", "int8", "0+"),
-        f("resource_name", "string", "0+"),
-        f("configs", array(struct(
-            "AlterableConfig",
-            f("name", "string", "0+"),
-            f("config_operation", "int8", "0+"),
-            f("value", "string", "0+", nullable="0+"),
-        )), "0+"),
-    )), "0+"),
-    f("validate_only", "bool", "0+"),
+    f("config_operation", "int8", "0+"),
+    f("value", "string", "0+", nullable="0+"),
 )
-
 IncrementalAlterConfigsResponse = _responses("IncrementalAlterConfigsResponse", 44, "0-1", "1+")
 
 APIS = (

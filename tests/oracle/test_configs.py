@@ -37,9 +37,10 @@ def alter(run: Run, kind: int, name: str, configs: dict[str, str | None]) -> Any
 
 
 def describe(run: Run, kind: int, name: str, keys: list[str] | None = None,
-             version: int = 4) -> Any:
+             version: int = 4, documentation: bool = False) -> Any:
     R = request_class(DESCRIBE_CONFIGS)
-    return run.call(DESCRIBE_CONFIGS, version, R(include_synonyms=True, resources=[
+    return run.call(DESCRIBE_CONFIGS, version, R(
+        include_synonyms=True, include_documentation=documentation, resources=[
         R.DescribeConfigsResource(resource_type=kind, resource_name=name,
                                   configuration_keys=keys)]))
 
@@ -66,6 +67,7 @@ def topic_configs(run: Run) -> None:
     describe(run, TOPIC, topic)
     describe(run, TOPIC, run.topic("missing"))
     describe(run, TOPIC, topic, ["retention.ms"], version=1)
+    describe(run, TOPIC, topic, ["retention.ms"], documentation=True)
 
 
 def test_topic_configs(differential: Callable[..., list[Any]]) -> None:

@@ -241,7 +241,8 @@ def describe_configs(broker: BrokerState, ctx: Any, request: Any) -> Any:
     for res in request.resources:
         describe = _DESCRIBERS.get(res.resource_type)
         entries: list[Described] = []
-        err, msg = 0, None
+        msg: str | None
+        err, msg = 0, ""  # Kafka's message is empty, not null, where all went well
         try:
             if describe is None:
                 raise Refused(ErrorCode.INVALID_REQUEST, _MALFORMED)
