@@ -26,9 +26,9 @@ COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"
 class TopicConfig(NamedTuple):
     config: ConfigDef
     synonym: str | None  # the broker config that is its default, if any
-    # The broker's default of a synonym that Kafka lists only below a dynamic value
+    # The default Kafka lists below a dynamic value of a synonym that has none of its own
     # (retention.ms lists log.retention.hours=168 then, nothing otherwise); None: the
-    # synonym's own default is listed.
+    # synonym's own default, always listed; ("", None): nothing is listed.
     quiet_default: tuple[str, str | None] | None = None
 
     @property
