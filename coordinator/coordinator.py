@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
-from kcsim.coordinator.records import OffsetCommitValue, PausedTopicPartitionsKey
+from kcsim.coordinator.records import GroupConfigKey, OffsetCommitValue, PausedTopicPartitionsKey
 from kcsim.protocol.codecs import api
 from kcsim.protocol.error_answers import error_answer
 from kcsim.protocol.errors import ErrorCode as E
@@ -109,6 +109,7 @@ class GroupCoordinator:
         ClassicFold(rt).register()
         ConsumerFold(rt).register()
         rt.folds[PausedTopicPartitionsKey] = rt.paused.apply
+        rt.folds[GroupConfigKey] = rt.group_configs.apply
         self._rebalance = Rebalancer(rt)
         self._consumer = ConsumerGroups(rt)
         self._pauses = PauseHandlers(rt, self._consumer, self._rebalance)
@@ -388,6 +389,10 @@ class GroupCoordinator:
     def consumer_group(self, group: str) -> ConsumerGroup | None:
         """The live KIP-848 group (read-only use): epochs, members, targets, owners."""
         return self._rt.consumer_groups.get(group)
+
+    def group_configs(self, group: str) -> dict[str, str]:
+        """The configs set on this group (IncrementalAlterConfigs), by name."""
+        return self._rt.group_configs.overrides(group)
 
     def paused_partitions(self, group: str) -> dict[str, set[int]]:
         """The group's paused partitions by topic name (topics that still exist)."""

@@ -180,6 +180,16 @@ class ProducerIdBlockValue(Struct, array_like=True, gc=False):
     next_block: int
 
 
+class GroupConfigKey(Struct, frozen=True, array_like=True, gc=False):
+    """A group's dynamic configs (IncrementalAlterConfigs on resource type GROUP)."""
+
+    group: str
+
+
+class GroupConfigValue(Struct, array_like=True, gc=False):
+    configs: dict[str, str] = {}
+
+
 # Id 3 is the broker's topic record; ids are unique across everything one log holds.
 COORDINATOR_RECORD_TYPES: tuple[RecordType, ...] = (
     RecordType(1, "offset_commit", OffsetCommitKey, OffsetCommitValue),
@@ -196,4 +206,5 @@ COORDINATOR_RECORD_TYPES: tuple[RecordType, ...] = (
     RecordType(10, "pending_txn_offset", PendingTxnOffsetKey, OffsetCommitValue),
     RecordType(11, "transaction", TransactionKey, TransactionValue),
     RecordType(12, "producer_id_block", ProducerIdBlockKey, ProducerIdBlockValue),
+    RecordType(21, "group_config", GroupConfigKey, GroupConfigValue),
 )

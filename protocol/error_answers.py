@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
+from .messages.alter_configs import AlterConfigsResponse, IncrementalAlterConfigsResponse
 from .messages.api_versions import ApiVersionsResponse
 from .messages.cluster import DescribeClusterResponse, DescribeConfigsResponse
 from .messages.consumer_group import (
@@ -26,7 +27,9 @@ from .messages.consumer_group import (
     ConsumerGroupHeartbeatResponse,
 )
 from .messages.delete_groups import DeleteGroupsResponse
+from .messages.delete_records import DeleteRecordsResponse
 from .messages.describe_groups import DescribeGroupsResponse
+from .messages.describe_log_dirs import DescribeLogDirsResponse
 from .messages.fetch import FetchResponse
 from .messages.find_coordinator import FindCoordinatorResponse
 from .messages.heartbeat import HeartbeatResponse
@@ -39,6 +42,7 @@ from .messages.metadata import MetadataResponse
 from .messages.offset_commit import OffsetCommitResponse
 from .messages.offset_delete import OffsetDeleteResponse
 from .messages.offset_fetch import OffsetFetchResponse
+from .messages.offset_for_leader_epoch import OffsetForLeaderEpochResponse
 from .messages.pause_partitions import (
     ListPausedPartitionsResponse,
     PausePartitionsResponse,
@@ -60,6 +64,7 @@ from .messages.transactions import (
     ListTransactionsResponse,
     TxnOffsetCommitResponse,
 )
+from .messages.write_txn_markers import WriteTxnMarkersResponse
 
 if TYPE_CHECKING:
     import uuid
@@ -67,9 +72,11 @@ if TYPE_CHECKING:
 
     from msgspec import Struct
 
+    from .messages.alter_configs import AlterConfigsRequest, IncrementalAlterConfigsRequest
     from .messages.cluster import DescribeConfigsRequest
     from .messages.consumer_group import ConsumerGroupDescribeRequest
     from .messages.delete_groups import DeleteGroupsRequest
+    from .messages.delete_records import DeleteRecordsRequest
     from .messages.describe_groups import DescribeGroupsRequest
     from .messages.fetch import FetchRequest
     from .messages.find_coordinator import FindCoordinatorRequest
@@ -78,6 +85,7 @@ if TYPE_CHECKING:
     from .messages.metadata import MetadataRequest
     from .messages.offset_commit import OffsetCommitRequest
     from .messages.offset_fetch import OffsetFetchRequest
+    from .messages.offset_for_leader_epoch import OffsetForLeaderEpochRequest
     from .messages.produce import ProduceRequest
     from .messages.topics_admin import (
         CreatePartitionsRequest,
@@ -90,6 +98,7 @@ if TYPE_CHECKING:
         DescribeTransactionsRequest,
         TxnOffsetCommitRequest,
     )
+    from .messages.write_txn_markers import WriteTxnMarkersRequest
 
     Builder = Callable[[int, Struct, int], Struct]
 
@@ -368,6 +377,59 @@ def _list_paused(version: int, request: object, error: int) -> ListPausedPartiti
     return ListPausedPartitionsResponse(error_code=error, topics=[])
 
 
+def _alter_configs(
+    version: int, request: AlterConfigsRequest, error: int
+) -> AlterConfigsResponse:
+    R = AlterConfigsResponse
+    return R(responses=[R.AlterConfigsResourceResponse(
+        error_code=error, resource_type=r.resource_type, resource_name=r.resource_name)
+        for r in request.resources])
+
+
+def _incremental_alter_configs(
+    version: int, request: IncrementalAlterConfigsRequest, error: int
+) -> IncrementalAlterConfigsResponse:
+    R = IncrementalAlterConfigsResponse
+    return R(responses=[R.AlterConfigsResourceResponse(
+        error_code=error, resource_type=r.resource_type, resource_name=r.resource_name)
+        for r in request.resources])
+
+
+def _delete_records(
+    version: int, request: DeleteRecordsRequest, error: int
+) -> DeleteRecordsResponse:
+    R = DeleteRecordsResponse
+    return R(topics=[R.DeleteRecordsTopicResult(name=t.name, partitions=[
+        R.DeleteRecordsPartitionResult(partition_index=p.partition_index, low_watermark=-1,
+                                       error_code=error) for p in t.partitions])
+        for t in request.topics])
+
+
+def _offset_for_leader_epoch(
+    version: int, request: OffsetForLeaderEpochRequest, error: int
+) -> OffsetForLeaderEpochResponse:
+    R = OffsetForLeaderEpochResponse
+    return R(topics=[R.OffsetForLeaderTopicResult(topic=t.topic, partitions=[
+        R.EpochEndOffset(error_code=error, partition=p.partition) for p in t.partitions])
+        for t in request.topics])
+
+
+def _write_txn_markers(
+    version: int, request: WriteTxnMarkersRequest, error: int
+) -> WriteTxnMarkersResponse:
+    R = WriteTxnMarkersResponse
+    return R(markers=[R.WritableTxnMarkerResult(producer_id=m.producer_id, topics=[
+        R.WritableTxnMarkerTopicResult(name=t.name, partitions=[
+            R.WritableTxnMarkerPartitionResult(partition_index=i, error_code=error)
+            for i in t.partition_indexes]) for t in m.topics])
+        for m in request.markers])
+
+
+def _describe_log_dirs(version: int, request: object, error: int) -> DescribeLogDirsResponse:
+    # Where the version has no top-level error code (before v3), the answer is empty.
+    return DescribeLogDirsResponse(error_code=error, results=[])
+
+
 ERROR_ANSWERS: dict[int, Builder] = {
     0: _entry(_produce),
     1: _entry(_fetch),
@@ -385,14 +447,20 @@ ERROR_ANSWERS: dict[int, Builder] = {
     18: _top_level(ApiVersionsResponse),
     19: _entry(_create_topics),
     20: _entry(_delete_topics),
+    21: _entry(_delete_records),
     22: _top_level(InitProducerIdResponse),
+    23: _entry(_offset_for_leader_epoch),
     24: _entry(_add_partitions_to_txn),
     25: _top_level(AddOffsetsToTxnResponse),
     26: _top_level(EndTxnResponse),
+    27: _entry(_write_txn_markers),
     28: _entry(_txn_offset_commit),
     32: _entry(_describe_configs),
+    33: _entry(_alter_configs),
+    35: _entry(_describe_log_dirs),
     37: _entry(_create_partitions),
     42: _entry(_delete_groups),
+    44: _entry(_incremental_alter_configs),
     47: _entry(_offset_delete),
     60: _top_level(DescribeClusterResponse),
     61: _entry(_describe_producers),

@@ -175,6 +175,22 @@ class Config(msgspec.Struct, kw_only=True):
     consumer_group_heartbeat_interval_ms: Annotated[Positive32, Meta(
         description="group.consumer.heartbeat.interval.ms (KIP-848 groups)",
     )] = _GROUP.consumer_group_heartbeat_interval_ms
+    consumer_group_min_session_timeout_ms: Annotated[Positive32, Meta(
+        description="group.consumer.min.session.timeout.ms: the least a group's "
+                    "consumer.session.timeout.ms may be set to",
+    )] = _GROUP.consumer_group_min_session_timeout_ms
+    consumer_group_max_session_timeout_ms: Annotated[Positive32, Meta(
+        description="group.consumer.max.session.timeout.ms: the most a group's "
+                    "consumer.session.timeout.ms may be set to",
+    )] = _GROUP.consumer_group_max_session_timeout_ms
+    consumer_group_min_heartbeat_interval_ms: Annotated[Positive32, Meta(
+        description="group.consumer.min.heartbeat.interval.ms: the least a group's "
+                    "consumer.heartbeat.interval.ms may be set to",
+    )] = _GROUP.consumer_group_min_heartbeat_interval_ms
+    consumer_group_max_heartbeat_interval_ms: Annotated[Positive32, Meta(
+        description="group.consumer.max.heartbeat.interval.ms: the most a group's "
+                    "consumer.heartbeat.interval.ms may be set to",
+    )] = _GROUP.consumer_group_max_heartbeat_interval_ms
     consumer_group_assignors: Annotated[str, Meta(
         description="server-side assignors, the first is the default (uniform, range)",
         extra=_checked("distinct assignor names, comma-separated, from: "

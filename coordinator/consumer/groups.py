@@ -126,7 +126,7 @@ class ConsumerGroups:
     def schedule_session(self, group_id: str, member_id: str) -> None:
         rt = self.rt
         rt.deadlines.schedule(session_key(group_id, member_id),
-                              rt.now + rt.config.consumer_group_session_timeout_ms)
+                              rt.now + rt.group_configs.session_timeout_ms(group_id))
 
     def schedule_revocation(self, group_id: str, member: ConsumerMember) -> None:
         """The member must give up partitions within its rebalance time-out, at this epoch."""

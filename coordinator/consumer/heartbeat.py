@@ -226,7 +226,7 @@ class HeartbeatHandler:
         response = ConsumerGroupHeartbeatResponse(
             member_id=member_id,
             member_epoch=final.member_epoch,
-            heartbeat_interval_ms=rt.config.consumer_group_heartbeat_interval_ms,
+            heartbeat_interval_ms=rt.group_configs.heartbeat_interval_ms(gid),
         )
         full = joining or (req.rebalance_timeout_ms != -1
                            and (req.subscribed_topic_names is not None

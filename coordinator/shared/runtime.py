@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from kcsim.coordinator.records import OffsetCommitKey
 
 from .deadlines import Deadlines
+from .group_configs import GroupConfigs
 from .ids import random_uuid
 from .interface import Failure, GroupConfig, Outcome, TopicLookup
 from .journal import Journal, set_add, set_discard
@@ -63,6 +64,7 @@ class GroupRuntime:
         # KIP-848 groups share the group-id namespace: an id is in one dict at most.
         self.consumer_groups: dict[str, ConsumerGroup] = {}
         self.paused = PausedRegistry()
+        self.group_configs = GroupConfigs(config)  # each group's own configs, if any
         # The fold of each record kind, by key type, registered by the part that owns it,
         # and the fold of a run of offsets committed to one topic of one group (what the
         # offset records' fold does one record at a time).

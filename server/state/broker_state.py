@@ -22,6 +22,8 @@ from kcsim.coordinator import Outcome, TransactionCoordinator, TxnConfig
 from kcsim.coordinator.records import ProducerIdBlockKey, TransactionKey
 
 from .answers import AfterDurable, Durable
+from .broker_configs import BrokerConfigs
+from .config_records import BrokerConfigKey
 from .fetch_sessions import FetchSessionCache
 from .topic_records import TopicKey
 from .topics import TopicRegistry
@@ -49,6 +51,9 @@ class BrokerState:
                  groups: GroupCoordinator | None = None, clock: Clock | None = None) -> None:
         self.config = config
         self.topics = topics if topics is not None else TopicRegistry()
+        self.broker_configs = BrokerConfigs()  # dynamic broker configs
+        # Incremental fetch sessions (KIP-227): soft state, gone at a restart as in Kafka.
+        self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)
         self.groups = groups
         self.transactions = TransactionCoordinator(
             TxnConfig(config.transaction_max_timeout_ms), self.topics)
@@ -56,8 +61,6 @@ class BrokerState:
         self.clock = clock
         self.now_ms = int(time.time() * 1000)  # the time of the request being handled
         self.data_arrived = trio.lowlevel.ParkingLot()  # long polls wait here for produces
-        # Incremental fetch sessions (KIP-227): soft state, gone at a restart as in Kafka.
-        self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)
         self.offsets_topic: OffsetsTopic | None = None  # __consumer_offsets, set by app.build
         self.offsets_activation: Activation | None = None  # its first read fills it
         self.on_durable: Callable[[Sequence[Record]], None] | None = None
@@ -69,6 +72,8 @@ class BrokerState:
         kind = type(record.key)
         if kind is TopicKey:
             self.topics.apply(record)
+        elif kind is BrokerConfigKey:
+            self.broker_configs.apply(record)
         elif kind in TRANSACTION_KEYS:
             self.transactions.apply(record)
         elif self.groups is not None:
@@ -81,7 +86,7 @@ class BrokerState:
         run = 0
         for i, record in enumerate(records):
             kind = type(record.key)
-            if kind is TopicKey or kind in TRANSACTION_KEYS:
+            if kind is TopicKey or kind is BrokerConfigKey or kind in TRANSACTION_KEYS:
                 if groups is not None and run < i:
                     groups.apply_all(records[run:i])
                 self.apply(record)

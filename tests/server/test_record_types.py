@@ -14,6 +14,8 @@ from kcsim.coordinator.records import (
     ConsumerGroupTargetAssignmentMemberValue,
     ConsumerGroupTargetAssignmentMetadataKey,
     ConsumerGroupTargetAssignmentMetadataValue,
+    GroupConfigKey,
+    GroupConfigValue,
     GroupMemberValue,
     GroupMetadataKey,
     GroupMetadataValue,
@@ -31,6 +33,7 @@ from kcsim.coordinator.records import (
     TxnPartitions,
 )
 from kcsim.server.durability import RECORD_TYPES
+from kcsim.server.state.config_records import BrokerConfigKey, BrokerConfigValue
 from kcsim.server.state.topic_records import TopicKey, TopicValue
 from kcsim.storage import Record, RecordLog
 from kcsim.storage.segment import segment_name
@@ -73,6 +76,14 @@ def transaction_records() -> list[Record]:
         Record(TransactionKey("tx"), TransactionValue(
             1000, 3, 60000, "Ongoing", [TxnPartitions("t", [0, 2])], ["g"], STAMP, STAMP)),
         Record(ProducerIdBlockKey(), ProducerIdBlockValue(2000)),
+    ]
+
+
+def config_records() -> list[Record]:
+    """Dynamic configs of the broker and of a group (written after the format above was fixed)."""
+    return [
+        Record(BrokerConfigKey(""), BrokerConfigValue({"log.retention.ms": "1000"})),
+        Record(GroupConfigKey("g"), GroupConfigValue({"consumer.session.timeout.ms": "50000"})),
     ]
 
 
@@ -121,13 +132,15 @@ def test_every_record_type_is_declared_at_its_stable_id():
         (10, "pending_txn_offset", 0),
         (11, "transaction", 0),
         (12, "producer_id_block", 0),
+        (20, "broker_config", 0),
+        (21, "group_config", 0),
     ]
-    records = one_of_each_type() + transaction_records()
+    records = one_of_each_type() + transaction_records() + config_records()
     assert {RECORD_TYPES.of(r).name for r in records} == {t.name for t in RECORD_TYPES}
 
 
 def test_every_record_type_and_its_tombstone_round_trips(tmp_path):
-    records = one_of_each_type() + transaction_records()
+    records = one_of_each_type() + transaction_records() + config_records()
     records += [Record(r.key, None) for r in records]
     with RecordLog.open(tmp_path, types=RECORD_TYPES) as log:
         for record in records:

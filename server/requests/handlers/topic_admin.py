@@ -1,4 +1,4 @@
-"""CreateTopics (19), DeleteTopics (20), CreatePartitions (37), DescribeConfigs (32)."""
+"""CreateTopics (19), DeleteTopics (20), CreatePartitions (37)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from kcsim.protocol.errors import ErrorCode
 from kcsim.storage.records import Record
 
 from ...offsets.topic import is_internal
+from ...state.config_defs import ConfigProblem
+from ...state.topic_configs import check_topic_configs
 from ...state.topic_records import TopicKey, TopicValue
 from ...state.topics import DEFAULT_TOPIC_CONFIGS, topic_name_problem
 from ..routes import serves
@@ -17,17 +19,14 @@ from ..routes import serves
 CreateTopicsResponse = response_class(19)
 DeleteTopicsResponse = response_class(20)
 CreatePartitionsResponse = response_class(37)
-DescribeConfigsResponse = response_class(32)
 
 MAX_PARTITIONS = 100_000
 # Kafka's controller writes at most this many records for one request (a topic, each
 # partition, each config): a larger creation fails whole with POLICY_VIOLATION.
 MAX_RECORDS_PER_REQUEST = 10_000
 _TOO_LARGE = "Unable to perform excessively large batch operation."
-_TOPIC_RESOURCE = 2
-_BROKER_RESOURCE = 4
-# ConfigSource: DYNAMIC_TOPIC_CONFIG 1, STATIC_BROKER_CONFIG 4, DEFAULT_CONFIG 5
-_SOURCE_TOPIC, _SOURCE_STATIC, _SOURCE_DEFAULT = 1, 4, 5
+# ConfigSource: DYNAMIC_TOPIC_CONFIG 1, DEFAULT_CONFIG 5
+_SOURCE_TOPIC, _SOURCE_DEFAULT = 1, 5
 
 
 def topic_record(name: str, topic_id: uuid.UUID, partitions: int, configs: dict[str, str]) -> Record:
@@ -104,6 +103,10 @@ def _create_problem(broker: Any, t: Any, occurrences: int) -> tuple[int, str | N
     for a in t.assignments:
         if any(b != broker.config.node_id for b in a.broker_ids):
             return ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Replica assignment names an unknown broker."
+    try:
+        check_topic_configs({c.name: c.value for c in t.configs if c.value is not None})
+    except ConfigProblem as problem:
+        return ErrorCode.INVALID_CONFIG, str(problem)
     return 0, None
 
 
@@ -191,72 +194,3 @@ def create_partitions(broker: Any, ctx: Any, request: Any) -> Any:
                 grown.add(t.name)
         results.append(R.CreatePartitionsTopicResult(name=t.name, error_code=err, error_message=msg))
     return broker.change(records, R(throttle_time_ms=0, results=results))
-
-
-BROKER_CONFIGS: dict[str, str] = {
-    "auto.create.topics.enable": "true",
-    "num.partitions": "1",
-    "default.replication.factor": "1",
-    "offsets.topic.replication.factor": "1",
-    "message.max.bytes": "1048588",
-    "group.min.session.timeout.ms": "6000",
-    "group.max.session.timeout.ms": "1800000",
-    "group.initial.rebalance.delay.ms": "0",
-    "offsets.retention.minutes": "10080",
-}
-
-
-def broker_configs(broker: Any) -> dict[str, str]:
-    cfg = broker.config
-    values = dict(BROKER_CONFIGS)
-    values.update({
-        "auto.create.topics.enable": str(cfg.auto_create_topics).lower(),
-        "num.partitions": str(cfg.default_partitions),
-        "group.min.session.timeout.ms": str(cfg.min_session_timeout_ms),
-        "group.max.session.timeout.ms": str(cfg.max_session_timeout_ms),
-        "group.initial.rebalance.delay.ms": str(cfg.initial_rebalance_delay_ms),
-        "offsets.retention.minutes": str(cfg.offsets_retention_ms // 60000),
-        "broker.id": str(cfg.node_id),
-        "node.id": str(cfg.node_id),
-    })
-    return values
-
-
-@serves(32)
-def describe_configs(broker: Any, ctx: Any, request: Any) -> Any:
-    R = DescribeConfigsResponse
-    results = []
-    for res in request.resources:
-        entries: list[Any] = []
-        err, msg = 0, None
-        if res.resource_type == _TOPIC_RESOURCE:
-            topic = broker.topics.get(res.resource_name)
-            if topic is None:
-                err, msg = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {res.resource_name} does not exist."
-            else:
-                values = {**DEFAULT_TOPIC_CONFIGS, **topic.configs}
-                entries = [_describe_entry(R, ctx.api_version, k, v,
-                                           _SOURCE_TOPIC if k in topic.configs else _SOURCE_DEFAULT)
-                           for k, v in sorted(values.items())]
-        elif res.resource_type == _BROKER_RESOURCE:
-            if res.resource_name not in ("", str(broker.config.node_id)):
-                err, msg = ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {broker.config.node_id}"
-            else:
-                entries = [_describe_entry(R, ctx.api_version, k, v, _SOURCE_STATIC)
-                           for k, v in sorted(broker_configs(broker).items())]
-        else:
-            err, msg = ErrorCode.INVALID_REQUEST, f"Unsupported resource type {res.resource_type}"
-        if res.configuration_keys is not None:
-            keys = set(res.configuration_keys)
-            entries = [e for e in entries if e.name in keys]
-        results.append(R.DescribeConfigsResult(
-            error_code=err, error_message=msg, resource_type=res.resource_type,
-            resource_name=res.resource_name, configs=entries))
-    return R(throttle_time_ms=0, results=results)
-
-
-def _describe_entry(R: Any, version: int, key: str, value: str, source: int) -> Any:
-    return R.DescribeConfigsResourceResult(
-        name=key, value=value, read_only=source != _SOURCE_TOPIC, config_source=source,
-        is_default=source == _SOURCE_DEFAULT, is_sensitive=False, synonyms=[],
-        config_type=0, documentation=None)
