@@ -1,0 +1,176 @@
+"""Kafka record batches as the log cleaner sees them (`kcsim.storage.BatchRecords`).
+
+Storage's cleaner (`kcsim.storage.clean_segments`, the algorithm the record log's
+compaction uses too) keeps each key's newest record; this module says what a
+record, a key and a tombstone are in a v2 batch, and what Kafka's cleaner does with
+what is not an ordinary record:
+
+- a record without a key goes (Kafka's cleaner counts it invalid and drops it);
+- the data of an aborted transaction goes, whatever its keys (it never was);
+- a transaction marker stays while any record of its transaction does, and until
+  `delete.retention.ms` after it was written, as a tombstone does;
+- a batch all of whose records went leaves nothing, except the last batch of an
+  idempotent producer, kept empty so its sequence numbers survive a restart.
+
+A batch that keeps every record is kept as it is (the same bytes object, which is
+how the cleaner knows a segment is unchanged); one that keeps some is rebuilt with
+the same header (base offset, offset range, timestamps, producer) around the kept
+records' bytes, which are relative to that header and so copied verbatim. A
+compressed batch is rebuilt uncompressed.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from typing import TYPE_CHECKING, NamedTuple
+
+from crc32c import crc32c
+
+from kcsim.protocol.compression import CompressionError, decompress
+from kcsim.protocol.primitives import read_varint
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from kcsim.storage import CleanedBatch
+
+    from .producer_state import Aborted
+
+log = logging.getLogger("kcsim.log_cleaner")
+
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+HEADER_SIZE = _HEADER.size  # 61
+_ATTRIBUTES_AT = 21
+_TRANSACTIONAL = 0x10
+_CONTROL = 0x20
+_CODEC = 0x07
+_LOG_APPEND_TIME = 0x08
+_AFTER_CRC = struct.Struct(">hiqqqhii")  # attributes .. recordCount
+
+Listed = list[tuple[bytes | None, bool, int]]
+
+
+class _Parsed(NamedTuple):
+    batch: bytes
+    body: memoryview | bytes  # the records section, inflated
+    spans: list[tuple[int, int]]  # where each record is in it
+    listed: Listed  # (key, tombstone, timestamp) of each record
+
+
+class KafkaBatches:
+    """One cleaning of one partition: the aborted transactions it skips, the markers it may
+    drop (written before `expire_before_ms`), what it learnt in the first pass."""
+
+    def __init__(self, aborted: Iterable[Aborted], expire_before_ms: int) -> None:
+        self._aborted: dict[int, list[tuple[int, int]]] = {}
+        for a in aborted:
+            self._aborted.setdefault(a.producer_id, []).append((a.first_offset, a.last_offset))
+        self._expire_before_ms = expire_before_ms
+        self._last_batch_of: dict[int, int] = {}  # idempotent producer -> its last batch's base
+        self._second_pass = False
+        self._txn_kept: dict[int, bool] = {}  # producer -> a record of its transaction stayed
+        self._whole: set[int] = set()  # batches that cannot be inflated here: kept whole
+        self._parsed: _Parsed | None = None  # the last batch parsed (the second pass asks twice)
+
+    # -- BatchRecords -------------------------------------------------------------------
+
+    def records(self, base: int, batch: bytes) -> Listed | None:
+        header = _HEADER.unpack_from(batch)
+        attributes, producer_id = header[5], header[9]
+        if attributes & _CONTROL or (attributes & _TRANSACTIONAL
+                                     and self._is_aborted(producer_id, base)):
+            return None
+        if producer_id >= 0 and not self._second_pass:
+            self._last_batch_of[producer_id] = base
+        parsed = self._parse(batch, header)
+        return None if parsed is None else parsed.listed
+
+    def filtered(self, base: int, batch: bytes, keep: list[bool] | None) -> CleanedBatch | None:
+        self._second_pass = True
+        header = _HEADER.unpack_from(batch)
+        attributes, last_delta, max_ts, producer_id = header[5], header[6], header[8], header[9]
+        if keep is None:
+            if base in self._whole:
+                return base, last_delta, batch, max_ts
+            if not attributes & _CONTROL:
+                return None  # an aborted transaction's data
+            if self._txn_kept.pop(producer_id, False) or max_ts >= self._expire_before_ms:
+                return base, last_delta, batch, max_ts
+            return None  # a marker whose transaction left nothing, past its horizon
+        if attributes & _TRANSACTIONAL and any(keep):
+            self._txn_kept[producer_id] = True
+        if all(keep):
+            return base, last_delta, batch, max_ts
+        if not any(keep) and (attributes & _TRANSACTIONAL or producer_id < 0
+                              or self._last_batch_of.get(producer_id) != base):
+            return None
+        parsed = self._parse(batch, header)
+        assert parsed is not None
+        body = parsed.body
+        kept = b"".join([bytes(body[start:end])
+                         for (start, end), k in zip(parsed.spans, keep) if k])
+        return base, last_delta, _rebuilt(batch, attributes & ~_CODEC, sum(keep), kept), max_ts
+
+    def gap(self, base: int, last: int) -> CleanedBatch:
+        after_crc = _AFTER_CRC.pack(0, last - base, -1, -1, -1, -1, -1, 0)
+        batch = (struct.pack(">qiib", base, 9 + len(after_crc), 0, 2)
+                 + struct.pack(">I", crc32c(after_crc)) + after_crc)
+        return base, last - base, batch, -1
+
+    # -- parsing ------------------------------------------------------------------------
+
+    def _is_aborted(self, producer_id: int, offset: int) -> bool:
+        return any(first <= offset <= last for first, last in self._aborted.get(producer_id, ()))
+
+    def _parse(self, batch: bytes, header: tuple[int, ...]) -> _Parsed | None:
+        """The batch's records; None for one that cannot be inflated (kept whole)."""
+        parsed = self._parsed
+        if parsed is not None and parsed.batch is batch:
+            return parsed
+        attributes = header[5]
+        body: memoryview | bytes = memoryview(batch)[HEADER_SIZE:]
+        if attributes & _CODEC:
+            try:
+                body = decompress(attributes & _CODEC, bytes(body))
+            except CompressionError as exc:
+                log.warning("cannot clean a compressed batch at offset %d, keeping it whole: %s",
+                            header[0], exc)
+                self._whole.add(header[0])
+                return None
+        spans, listed = _read_records(body, header)
+        self._parsed = parsed = _Parsed(batch, body, spans, listed)
+        return parsed
+
+
+def _read_records(body: memoryview | bytes, header: tuple[int, ...]
+                  ) -> tuple[list[tuple[int, int]], Listed]:
+    attributes, base_ts, max_ts, count = header[5], header[7], header[8], header[12]
+    append_time = attributes & _LOG_APPEND_TIME
+    listed: Listed = []
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for _ in range(count):
+        start = pos
+        length, pos = read_varint(body, pos)
+        end = pos + length
+        ts_delta, pos = read_varint(body, pos + 1)  # after the record's attributes
+        _offset_delta, pos = read_varint(body, pos)
+        key_length, pos = read_varint(body, pos)
+        key = None
+        if key_length >= 0:
+            key = bytes(body[pos:pos + key_length])
+            pos += key_length
+        value_length, _ = read_varint(body, pos)
+        listed.append((key, value_length < 0, max_ts if append_time else base_ts + ts_delta))
+        spans.append((start, end))
+        pos = end
+    return spans, listed
+
+
+def _rebuilt(batch: bytes, attributes: int, count: int, records: bytes) -> bytes:
+    """The batch's header (its offsets, timestamps and producer) around other records."""
+    after_crc = (struct.pack(">h", attributes) + batch[_ATTRIBUTES_AT + 2:HEADER_SIZE - 4]
+                 + struct.pack(">i", count) + records)
+    return (batch[:8] + struct.pack(">i", 9 + len(after_crc)) + batch[12:17]
+            + struct.pack(">I", crc32c(after_crc)) + after_crc)
