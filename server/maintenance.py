@@ -133,17 +133,19 @@ class LogMaintenance:
         if not cleanable or not (force or cleaning_due(cleanable, partition.cleaned_to, policy)):
             return
         ranges = [(base, end) for base, end, _size in cleanable]
-        kind = KafkaBatches(list(partition.producers.aborted), now - policy.delete_retention_ms)
         expire = now - policy.delete_retention_ms
+        kind = KafkaBatches(list(partition.producers.aborted), expire)
+        start = partition.log_start_offset
         if getattr(store, "in_memory", False):
             cleaned = await trio.to_thread.run_sync(functools.partial(
-                clean_segments, store.read_segment, ranges, kind, expire_before_ms=expire))
+                clean_segments, store.read_segment, ranges, kind, expire_before_ms=expire,
+                log_start=start))
             for (base, _end), batches, changed in zip(ranges, cleaned.segments, cleaned.changed):
                 if changed:
                     store.replace_segment(base, batches)
         else:
             cleaned = await trio.to_thread.run_sync(functools.partial(
-                clean_partition, store, ranges, kind, expire_before_ms=expire))
+                clean_partition, store, ranges, kind, expire_before_ms=expire, log_start=start))
         for (base, end), batches, changed in zip(ranges, cleaned.segments, cleaned.changed):
             if changed and end > partition.log_start_offset:
                 partition.reindex(base, end, batches)

@@ -265,9 +265,19 @@ class BatchRecords(Protocol):
         list); None when nothing of it needs to stay, not even its header."""
         ...
 
-    def gap(self, base: int, last: int) -> CleanedBatch:
+    def max_timestamp(self, batch: bytes) -> int:
+        """The batch's largest timestamp."""
+        ...
+
+    def last_offset_delta(self, batch: bytes) -> int:
+        """How many offsets past its base the batch covers."""
+        ...
+
+    def gap(self, base: int, last: int, max_timestamp: int) -> CleanedBatch:
         """A batch of no record covering offsets ``base``..``last``, which stands in for
-        batches that went entirely: offsets stay where they were, segments gap-free."""
+        batches that went entirely (the largest of their timestamps is ``max_timestamp``,
+        which retention judges the segment by): offsets stay where they were, segments
+        gap-free."""
         ...
 
 
@@ -283,15 +293,20 @@ class CleanedSegments:
 
 
 def clean_segments(read: Callable[[int], list[Batch]], segments: list[tuple[int, int]],
-                   kind: BatchRecords, *, expire_before_ms: int) -> CleanedSegments:
+                   kind: BatchRecords, *, expire_before_ms: int,
+                   log_start: int = 0) -> CleanedSegments:
     """Kafka's cleaning of the closed segments ``segments`` ((base, end offset) each),
     whose batches ``read(base)`` returns: each key's newest record stays, older ones and
     tombstones written before ``expire_before_ms`` go. Each segment keeps its range of
-    offsets; a run of batches that went entirely becomes one :meth:`BatchRecords.gap`."""
+    offsets; a run of batches that went entirely becomes one :meth:`BatchRecords.gap`.
+    Batches wholly below ``log_start`` (gone for readers, their segment not yet) stay as
+    they are."""
     newest: dict[bytes, int] = {}
     ordinal = 0
     for base, _end in segments:
         for batch_base, batch in read(base):
+            if batch_base + kind.last_offset_delta(batch) < log_start:
+                continue
             listed = kind.records(batch_base, batch)
             if listed is None:
                 continue
@@ -304,8 +319,13 @@ def clean_segments(read: Callable[[int], list[Batch]], segments: list[tuple[int,
     for base, end in segments:
         cleaned: list[CleanedBatch] = []
         gap_from: int | None = None
+        gap_ts = -1
         changed = False
         for batch_base, batch in read(base):
+            last_delta = kind.last_offset_delta(batch)
+            if batch_base + last_delta < log_start:
+                cleaned.append((batch_base, last_delta, batch, kind.max_timestamp(batch)))
+                continue
             listed = kind.records(batch_base, batch)
             keep = None
             if listed is not None:
@@ -320,16 +340,18 @@ def clean_segments(read: Callable[[int], list[Batch]], segments: list[tuple[int,
                 out.records_after += sum(keep)
             kept = kind.filtered(batch_base, batch, keep)
             if kept is None:
-                gap_from = batch_base if gap_from is None else gap_from
+                if gap_from is None:
+                    gap_from, gap_ts = batch_base, -1
+                gap_ts = max(gap_ts, kind.max_timestamp(batch))
                 changed = True
                 continue
             changed = changed or kept[2] is not batch
             if gap_from is not None:
-                cleaned.append(kind.gap(gap_from, batch_base - 1))
+                cleaned.append(kind.gap(gap_from, batch_base - 1, gap_ts))
                 gap_from = None
             cleaned.append(kept)
         if gap_from is not None:
-            cleaned.append(kind.gap(gap_from, end - 1))
+            cleaned.append(kind.gap(gap_from, end - 1, gap_ts))
         out.segments.append(cleaned)
         out.changed.append(changed)
     return out
@@ -344,12 +366,13 @@ class CleanableLog(Protocol):
 
 
 def clean_partition(partition_log: CleanableLog, segments: list[tuple[int, int]],
-                    kind: BatchRecords, *, expire_before_ms: int) -> CleanedSegments:
+                    kind: BatchRecords, *, expire_before_ms: int,
+                    log_start: int = 0) -> CleanedSegments:
     """:func:`clean_segments` of a partition log's closed segments, each changed one put in
     place of the old (:meth:`PartitionLog.replace_segment`). Safe while the log is
     appended to; a segment removed meanwhile (retention, DeleteRecords) stays removed."""
     cleaned = clean_segments(partition_log.read_segment, segments, kind,
-                             expire_before_ms=expire_before_ms)
+                             expire_before_ms=expire_before_ms, log_start=log_start)
     for (base, _end), batches, changed in zip(segments, cleaned.segments, cleaned.changed):
         if changed:
             partition_log.replace_segment(base, batches)

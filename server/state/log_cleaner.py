@@ -47,6 +47,10 @@ _CONTROL = 0x20
 _CODEC = 0x07
 _LOG_APPEND_TIME = 0x08
 _AFTER_CRC = struct.Struct(">hiqqqhii")  # attributes .. recordCount
+_MAX_TIMESTAMP = struct.Struct(">q")
+_MAX_TIMESTAMP_AT = 35
+_LAST_OFFSET_DELTA = struct.Struct(">i")
+_LAST_OFFSET_DELTA_AT = 23
 
 Listed = list[tuple[bytes | None, bool, int]]
 
@@ -112,11 +116,17 @@ class KafkaBatches:
                          for (start, end), k in zip(parsed.spans, keep) if k])
         return base, last_delta, _rebuilt(batch, attributes & ~_CODEC, sum(keep), kept), max_ts
 
-    def gap(self, base: int, last: int) -> CleanedBatch:
-        after_crc = _AFTER_CRC.pack(0, last - base, -1, -1, -1, -1, -1, 0)
+    def max_timestamp(self, batch: bytes) -> int:
+        return int(_MAX_TIMESTAMP.unpack_from(batch, _MAX_TIMESTAMP_AT)[0])
+
+    def last_offset_delta(self, batch: bytes) -> int:
+        return int(_LAST_OFFSET_DELTA.unpack_from(batch, _LAST_OFFSET_DELTA_AT)[0])
+
+    def gap(self, base: int, last: int, max_timestamp: int) -> CleanedBatch:
+        after_crc = _AFTER_CRC.pack(0, last - base, max_timestamp, max_timestamp, -1, -1, -1, 0)
         batch = (struct.pack(">qiib", base, 9 + len(after_crc), 0, 2)
                  + struct.pack(">I", crc32c(after_crc)) + after_crc)
-        return base, last - base, batch, -1
+        return base, last - base, batch, max_timestamp
 
     # -- parsing ------------------------------------------------------------------------
 

@@ -259,8 +259,10 @@ class Partition:
         """The index of [base, end) after the cleaner replaced its batches by `batches`."""
         first = bisect.bisect_left(self.base_offsets, base)
         last = bisect.bisect_left(self.base_offsets, end)
-        self.base_offsets[first:last] = [b for b, _, _, _ in batches]
-        self.max_timestamps[first:last] = [ts for _, _, _, ts in batches]
+        start = self.log_start_offset
+        held = [(b, ts) for b, delta, _batch, ts in batches if b + delta >= start]
+        self.base_offsets[first:last] = [b for b, _ in held]
+        self.max_timestamps[first:last] = [ts for _, ts in held]
 
     def _rebuild_index(self) -> None:
         offset = self.store.log_start_offset
