@@ -255,9 +255,10 @@ class BatchRecords(Protocol):
     in log order, :meth:`filtered` for every batch (second pass)."""
 
     def records(self, base: int, batch: bytes) -> list[tuple[bytes | None, bool, int]] | None:
-        """(key, is a tombstone, timestamp) of each record of the batch, in order; None
-        when its records are not the newest of their keys whatever follows (aborted
-        data, transaction markers): :meth:`filtered` alone decides their fate."""
+        """(key, is a tombstone, timestamp) of each record of the batch, in order (called
+        once for each batch, first pass); None when its records are not the newest of
+        their keys whatever follows (aborted data, transaction markers): :meth:`filtered`
+        alone decides their fate."""
         ...
 
     def filtered(self, base: int, batch: bytes, keep: list[bool] | None) -> CleanedBatch | None:
@@ -301,7 +302,10 @@ def clean_segments(read: Callable[[int], list[Batch]], segments: list[tuple[int,
     offsets; a run of batches that went entirely becomes one :meth:`BatchRecords.gap`.
     Batches wholly below ``log_start`` (gone for readers, their segment not yet) stay as
     they are."""
-    newest: dict[bytes, int] = {}
+    # First pass: each key's newest record (its ordinal among the records listed, and
+    # whether it is a tombstone past the horizon); how many records each batch lists.
+    newest: dict[bytes, tuple[int, bool]] = {}
+    counts: list[int] = []  # per batch at or above the log start; -1: not listed
     ordinal = 0
     for base, _end in segments:
         for batch_base, batch in read(base):
@@ -309,13 +313,20 @@ def clean_segments(read: Callable[[int], list[Batch]], segments: list[tuple[int,
                 continue
             listed = kind.records(batch_base, batch)
             if listed is None:
+                counts.append(-1)
                 continue
-            for key, _tombstone, _ts in listed:
+            for key, tombstone, ts in listed:
                 if key is not None:
-                    newest[key] = ordinal
+                    newest[key] = (ordinal, _expired(tombstone, ts, expire_before_ms))
                 ordinal += 1
-    out = CleanedSegments([], records_before=ordinal)
+            counts.append(len(listed))
+    survivors = {o for o, expired in newest.values() if not expired}
+    out = CleanedSegments([], records_before=ordinal, records_after=len(survivors),
+                          tombstones_dropped=len(newest) - len(survivors))
+    # Second pass: each batch with the records that survive (parsed again only by a kind
+    # that must cut it, keeping some of its records).
     ordinal = 0
+    batch_index = 0
     for base, end in segments:
         cleaned: list[CleanedBatch] = []
         gap_from: int | None = None
@@ -326,18 +337,12 @@ def clean_segments(read: Callable[[int], list[Batch]], segments: list[tuple[int,
             if batch_base + last_delta < log_start:
                 cleaned.append((batch_base, last_delta, batch, kind.max_timestamp(batch)))
                 continue
-            listed = kind.records(batch_base, batch)
+            count = counts[batch_index]
+            batch_index += 1
             keep = None
-            if listed is not None:
-                keep = []
-                for key, tombstone, ts in listed:
-                    newest_here = key is not None and newest[key] == ordinal
-                    if newest_here and _expired(tombstone, ts, expire_before_ms):
-                        out.tombstones_dropped += 1
-                        newest_here = False
-                    keep.append(newest_here)
-                    ordinal += 1
-                out.records_after += sum(keep)
+            if count >= 0:
+                keep = [o in survivors for o in range(ordinal, ordinal + count)]
+                ordinal += count
             kept = kind.filtered(batch_base, batch, keep)
             if kept is None:
                 if gap_from is None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import struct
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from crc32c import crc32c
 
@@ -55,13 +55,6 @@ _LAST_OFFSET_DELTA_AT = 23
 Listed = list[tuple[bytes | None, bool, int]]
 
 
-class _Parsed(NamedTuple):
-    batch: bytes
-    body: memoryview | bytes  # the records section, inflated
-    spans: list[tuple[int, int]]  # where each record is in it
-    listed: Listed  # (key, tombstone, timestamp) of each record
-
-
 class KafkaBatches:
     """One cleaning of one partition: the aborted transactions it skips, the markers it may
     drop (written before `expire_before_ms`), what it learnt in the first pass."""
@@ -75,7 +68,6 @@ class KafkaBatches:
         self._second_pass = False
         self._txn_kept: dict[int, bool] = {}  # producer -> a record of its transaction stayed
         self._whole: set[int] = set()  # batches that cannot be inflated here: kept whole
-        self._parsed: _Parsed | None = None  # the last batch parsed (the second pass asks twice)
 
     # -- BatchRecords -------------------------------------------------------------------
 
@@ -87,8 +79,8 @@ class KafkaBatches:
             return None
         if producer_id >= 0 and not self._second_pass:
             self._last_batch_of[producer_id] = base
-        parsed = self._parse(batch, header)
-        return None if parsed is None else parsed.listed
+        body = self._body(batch, header)
+        return None if body is None else _read_records(*body, header, None)
 
     def filtered(self, base: int, batch: bytes, keep: list[bool] | None) -> CleanedBatch | None:
         self._second_pass = True
@@ -109,11 +101,12 @@ class KafkaBatches:
         if not any(keep) and (attributes & _TRANSACTIONAL or producer_id < 0
                               or self._last_batch_of.get(producer_id) != base):
             return None
-        parsed = self._parse(batch, header)
-        assert parsed is not None
-        body = parsed.body
-        kept = b"".join([bytes(body[start:end])
-                         for (start, end), k in zip(parsed.spans, keep) if k])
+        inflated = self._body(batch, header)
+        assert inflated is not None
+        spans: list[tuple[int, int]] = []
+        _read_records(*inflated, header, spans)
+        body = inflated[0]
+        kept = b"".join([body[start:end] for (start, end), k in zip(spans, keep) if k])
         return base, last_delta, _rebuilt(batch, attributes & ~_CODEC, sum(keep), kept), max_ts
 
     def max_timestamp(self, batch: bytes) -> int:
@@ -133,49 +126,50 @@ class KafkaBatches:
     def _is_aborted(self, producer_id: int, offset: int) -> bool:
         return any(first <= offset <= last for first, last in self._aborted.get(producer_id, ()))
 
-    def _parse(self, batch: bytes, header: tuple[int, ...]) -> _Parsed | None:
-        """The batch's records; None for one that cannot be inflated (kept whole)."""
-        parsed = self._parsed
-        if parsed is not None and parsed.batch is batch:
-            return parsed
+    def _body(self, batch: bytes, header: tuple[int, ...]) -> tuple[bytes, int] | None:
+        """The bytes holding the batch's records, inflated, and where they start in them;
+        None for a batch that cannot be inflated (kept whole)."""
         attributes = header[5]
-        body: memoryview | bytes = memoryview(batch)[HEADER_SIZE:]
-        if attributes & _CODEC:
-            try:
-                body = decompress(attributes & _CODEC, bytes(body))
-            except CompressionError as exc:
-                log.warning("cannot clean a compressed batch at offset %d, keeping it whole: %s",
-                            header[0], exc)
-                self._whole.add(header[0])
-                return None
-        spans, listed = _read_records(body, header)
-        self._parsed = parsed = _Parsed(batch, body, spans, listed)
-        return parsed
+        if not attributes & _CODEC:
+            return batch, HEADER_SIZE
+        try:
+            return decompress(attributes & _CODEC, batch[HEADER_SIZE:]), 0
+        except CompressionError as exc:
+            log.warning("cannot clean a compressed batch at offset %d, keeping it whole: %s",
+                        header[0], exc)
+            self._whole.add(header[0])
+            return None
 
 
-def _read_records(body: memoryview | bytes, header: tuple[int, ...]
-                  ) -> tuple[list[tuple[int, int]], Listed]:
+def _read_records(body: bytes, pos: int, header: tuple[int, ...],
+                  spans: list[tuple[int, int]] | None) -> Listed:
+    """(key, tombstone, timestamp) of each record of `body` from `pos`; with `spans`,
+    where each one is in it too."""
     attributes, base_ts, max_ts, count = header[5], header[7], header[8], header[12]
     append_time = attributes & _LOG_APPEND_TIME
     listed: Listed = []
-    spans: list[tuple[int, int]] = []
-    pos = 0
     for _ in range(count):
         start = pos
-        length, pos = read_varint(body, pos)
+        first = body[pos]
+        if first < 0x80:  # the record's length, in one byte: most records
+            length, pos = (first >> 1) ^ -(first & 1), pos + 1
+        else:
+            length, pos = read_varint(body, pos)
         end = pos + length
         ts_delta, pos = read_varint(body, pos + 1)  # after the record's attributes
-        _offset_delta, pos = read_varint(body, pos)
+        first = body[pos]
+        pos += 1 if first < 0x80 else read_varint(body, pos)[1] - pos  # the offset delta
         key_length, pos = read_varint(body, pos)
         key = None
         if key_length >= 0:
-            key = bytes(body[pos:pos + key_length])
+            key = body[pos:pos + key_length]
             pos += key_length
-        value_length, _ = read_varint(body, pos)
-        listed.append((key, value_length < 0, max_ts if append_time else base_ts + ts_delta))
-        spans.append((start, end))
+        listed.append((key, body[pos] == 1,  # a value length of -1 is the varint 0x01
+                       max_ts if append_time else base_ts + ts_delta))
+        if spans is not None:
+            spans.append((start, end))
         pos = end
-    return spans, listed
+    return listed
 
 
 def _rebuilt(batch: bytes, attributes: int, count: int, records: bytes) -> bytes:
