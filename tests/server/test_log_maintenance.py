@@ -204,3 +204,68 @@ async def run_steps(steps: list[Any], policy: str, retention_ms: int, delete_ret
 def test_fetch_reads_what_kafkas_log_holds(steps: list[Any], policy: str, retention_ms: int,
                                            delete_retention_ms: int, on_disk: bool) -> None:
     trio.run(run_steps, steps, policy, retention_ms, delete_retention_ms, on_disk)
+
+
+class Broker:
+    """One in-memory topic, its maintenance and a frozen clock, for the rules the model
+    above leaves out."""
+
+    def __init__(self, **configs: str) -> None:
+        self.clock = Clock()
+        self.clock.freeze()
+        topics = TopicRegistry()
+        self.maintenance = LogMaintenance(
+            BrokerState(Config(in_memory=True), topics, None, self.clock), self.clock,
+            lambda: None)
+        self.partition = topics.create("t", 1, configs).partitions[0]
+        self.partition.store.segment_bytes = SEGMENT_BYTES
+
+    def produce(self, *records: tuple[bytes, bytes | None]) -> None:
+        batch, info = encode_batch(0, [(k, v, self.clock.now_ms()) for k, v in records])
+        self.partition.append(batch, info)
+
+    def segments(self) -> list[tuple[int, int, int]]:
+        return list(self.partition.store.segment_ranges())
+
+
+async def retention_bytes() -> None:
+    broker = Broker(**{"retention.bytes": "0", "retention.ms": "-1"})
+    for i in range(9):
+        broker.produce((b"k", b"%d" % i * 40))
+    *closed, active = broker.segments()
+    total = sum(size for _b, _e, size in closed) + active[2]
+    # Kafka deletes a segment while the log without it is still over retention.bytes.
+    setting = total - closed[0][2] - 1
+    broker.maintenance.state.topics.get("t").configs["retention.bytes"] = str(setting)
+    await broker.maintenance.run_now()
+    assert broker.partition.log_start_offset == closed[1][0]
+    broker.maintenance.state.topics.get("t").configs["retention.bytes"] = "0"
+    await broker.maintenance.run_now()  # everything, the active segment too
+    assert broker.partition.log_start_offset == broker.partition.log_end_offset == 9
+
+
+def test_retention_bytes_deletes_the_oldest_segments_while_the_log_is_over_it() -> None:
+    trio.run(retention_bytes)
+
+
+async def cleaner_timing() -> None:
+    broker = Broker(**{"cleanup.policy": "compact", "min.compaction.lag.ms": "60000",
+                       "min.cleanable.dirty.ratio": "0.5"})
+    for i in range(8):
+        broker.produce((b"k", b"%d" % i * 40))
+    await broker.maintenance.run_now(roll=True)
+    assert len(fetched(broker.partition)) == 8  # younger than min.compaction.lag.ms
+    broker.clock.advance(60_001)
+    await broker.maintenance.run_now(force=False)
+    assert fetched(broker.partition) == [(7, b"k", b"7" * 40)]  # all of it was dirty
+    broker.produce((b"k", b"8" * 40))
+    broker.clock.advance(60_001)
+    await broker.maintenance.run_now(force=False, roll=True)
+    # The new segment is a small part of what is cleanable: under the dirty ratio.
+    assert [offset for offset, _k, _v in fetched(broker.partition)] == [7, 8]
+    await broker.maintenance.run_now(roll=True)
+    assert fetched(broker.partition) == [(8, b"k", b"8" * 40)]
+
+
+def test_the_cleaner_waits_for_min_compaction_lag_and_the_dirty_ratio() -> None:
+    trio.run(cleaner_timing)
