@@ -369,13 +369,8 @@ class PartitionLog:
             self._check_open()
             segment = self._closed_segment(base)
             end = segment.end_offset
-        expected = base
-        for batch_base, last_delta, _batch, _ts in batches:
-            if batch_base != expected:
-                raise ValueError(f"batch at {batch_base} does not follow {expected}")
-            expected = batch_base + last_delta + 1
-        if expected != end:
-            raise ValueError(f"batches cover {base}..{expected}, the segment ends at {end}")
+        if _covered_to(batches, base) != end:
+            raise ValueError(f"batches from {base} do not end where the segment does, at {end}")
         staged = _Segment(base, segment.path + CLEANED_SUFFIX, end_offset=base)
         fd = os.open(staged.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
@@ -419,11 +414,7 @@ class PartitionLog:
         with self._lock:
             self._check_open()
             end = self.log_end_offset
-        expected = log_start
-        for base, last_delta, _batch, _ts in batches:
-            if base != expected:
-                raise ValueError(f"batch at {base} does not follow {expected}")
-            expected = base + last_delta + 1
+        expected = _covered_to(batches, log_start)
         if expected != end or not self._log_start_offset <= log_start <= end:
             raise ValueError(f"batches cover {log_start}..{expected}, the log ends at {end}")
         staged = self._directory + REWRITTEN_SUFFIX
@@ -473,6 +464,17 @@ class PartitionLog:
             raise StorageError(
                 f"partition log {self._directory} failed earlier: {self._broken}"
             ) from self._broken
+
+
+def _covered_to(batches: list[tuple[int, int, bytes, int]], start: int) -> int:
+    """Where `batches` (base offset, last offset delta, ...) end, each following the one
+    before from `start`; ValueError for one that does not."""
+    expected = start
+    for base, last_delta, _batch, _ts in batches:
+        if base != expected:
+            raise ValueError(f"batch at {base} does not follow {expected}")
+        expected = base + last_delta + 1
+    return expected
 
 
 def _write_frame(fd: int, parts: list[bytes], frame_size: int, position: int) -> None:
