@@ -81,7 +81,7 @@ class LogMaintenance:
                 self._next_ms = now + self.interval_ms
                 try:
                     await self.run_now(force=False)
-                except (OSError, StorageError):
+                except Exception:  # the broker serves on; the next check tries again
                     log.exception("log maintenance failed; it runs again in %d ms",
                                   self.interval_ms)
 
@@ -104,7 +104,13 @@ class LogMaintenance:
                 for partition in list(topic.partitions):
                     if state.topics.by_id.get(topic.topic_id) is not topic:
                         break  # deleted meanwhile
-                    await self._partition(topic.name, partition, policy, force, roll, report)
+                    try:
+                        await self._partition(topic.name, partition, policy, force, roll,
+                                              report)
+                    except (OSError, StorageError):
+                        if state.topics.by_id.get(topic.topic_id) is topic:
+                            raise
+                        break  # its files went with the topic while they were worked on
             self.passes += 1
         if report.retention or report.cleaned:
             state.data_arrived.unpark_all()  # long polls at an offset now gone answer

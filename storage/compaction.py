@@ -305,9 +305,13 @@ def clean_segments(read: Callable[[int], list[Batch]], segments: list[tuple[int,
     # First pass: each key's newest record (its ordinal among the records listed, and
     # whether it is a tombstone past the horizon); how many records each batch lists.
     newest: dict[bytes, tuple[int, bool]] = {}
-    counts: list[int] = []  # per batch at or above the log start; -1: not listed
+    # Per segment: the ordinal of its first record, and how many records each of its
+    # batches at or above the log start lists (-1: none, not listed).
+    plan: list[tuple[int, list[int]]] = []
     ordinal = 0
     for base, _end in segments:
+        counts: list[int] = []
+        plan.append((ordinal, counts))
         for batch_base, batch in read(base):
             if batch_base + kind.last_offset_delta(batch) < log_start:
                 continue
@@ -325,14 +329,18 @@ def clean_segments(read: Callable[[int], list[Batch]], segments: list[tuple[int,
                           tombstones_dropped=len(newest) - len(survivors))
     # Second pass: each batch with the records that survive (parsed again only by a kind
     # that must cut it, keeping some of its records).
-    ordinal = 0
-    batch_index = 0
-    for base, end in segments:
+    for (base, end), (ordinal, counts) in zip(segments, plan):
         cleaned: list[CleanedBatch] = []
         gap_from: int | None = None
         gap_ts = -1
         changed = False
-        for batch_base, batch in read(base):
+        batches = read(base)
+        if not batches and counts:  # gone since the first pass: nothing to put back
+            out.segments.append(cleaned)
+            out.changed.append(False)
+            continue
+        batch_index = 0
+        for batch_base, batch in batches:
             last_delta = kind.last_offset_delta(batch)
             if batch_base + last_delta < log_start:
                 cleaned.append((batch_base, last_delta, batch, kind.max_timestamp(batch)))

@@ -351,11 +351,14 @@ class PartitionLog:
 
     def read_segment(self, base: int) -> list[tuple[int, bytes]]:
         """Every (base offset, batch bytes) of the closed segment starting at ``base`` (what
-        the cleaner reads: closed segments change only by :meth:`replace_segment`)."""
+        the cleaner reads: closed segments change only by :meth:`replace_segment`); none
+        once it is gone (retention or DeleteRecords removed it)."""
         with self._lock:
             self._check_open()
             segment = self._closed_segment(base)
             result: list[tuple[int, bytes]] = []
+            if segment is None:
+                return result
             self._read_segment(segment, 0, segment.size + 1, result)
             return result
 
@@ -368,6 +371,8 @@ class PartitionLog:
         with self._lock:
             self._check_open()
             segment = self._closed_segment(base)
+            if segment is None:
+                return False
             end = segment.end_offset
         if _covered_to(batches, base) != end:
             raise ValueError(f"batches from {base} do not end where the segment does, at {end}")
@@ -387,10 +392,10 @@ class PartitionLog:
         staged.end_offset = end
         with self._lock:
             self._check_open()
-            index = bisect.bisect_left(self._segment_bases, base)
-            if index >= len(self._segments) - 1 or self._segments[index].base != base:
+            if self._closed_segment(base) is None:
                 os.unlink(staged.path)
                 return False
+            index = bisect.bisect_left(self._segment_bases, base)
             old = self._segments[index]
             os.rename(staged.path, old.path)
             fsync_dir(self._directory)
@@ -399,10 +404,10 @@ class PartitionLog:
             self._segments[index] = staged
             return True
 
-    def _closed_segment(self, base: int) -> _Segment:
+    def _closed_segment(self, base: int) -> _Segment | None:
         index = bisect.bisect_left(self._segment_bases, base)
         if index >= len(self._segments) - 1 or self._segments[index].base != base:
-            raise ValueError(f"no closed segment starts at {base}")
+            return None
         return self._segments[index]
 
     def rewrite(self, batches: list[tuple[int, int, bytes, int]], log_start: int) -> PartitionLog:

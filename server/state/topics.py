@@ -156,7 +156,7 @@ class MemoryBatches:
                 first = bisect.bisect_left(self._bases, base)
                 last = bisect.bisect_left(self._bases, end)
                 return list(zip(self._bases[first:last], self._batches[first:last]))
-        raise ValueError(f"no segment starts at {base}")
+        return []  # gone (retention or DeleteRecords removed it)
 
     def replace_segment(self, base: int, batches: list[tuple[int, int, bytes, int]]) -> bool:
         """What the cleaner kept of the closed segment at `base` (the same range of
