@@ -346,11 +346,9 @@ class Server:
             if batch.records and not self._durable_now(batch.records):
                 await self._flush(stream, batch)  # the writer waits: fsync always
             else:  # the usual case, without a coroutine per batch
-                if batch.released:
-                    self.state.release(batch.released)
-                out = batch.out
-                if out:
-                    await stream.send_all(b"".join(out) if len(out) > 1 else out[0])
+                answers = self._outgoing(batch)
+                if answers:
+                    await stream.send_all(answers)
             if served:
                 broker.changes.notify()
             if batch.violation is not None or batch.close:
@@ -448,11 +446,19 @@ class Server:
     async def _flush(self, stream: DirectSocket, batch: _Batch) -> None:
         """Make the batch's records durable (one group commit), then answer in order."""
         await self._durable(batch.records)
+        data = self._outgoing(batch)
+        if data:
+            await stream.send_all(data)
+
+    def _outgoing(self, batch: _Batch) -> bytes | bytearray | None:
+        """Once the batch's records are durable: hand the answers they completed to their
+        requests, and join the batch's own answers into one write."""
         if batch.released:
             self.state.release(batch.released)
         out = batch.out
-        if out:
-            await stream.send_all(b"".join(out) if len(out) > 1 else out[0])
+        if not out:
+            return None
+        return b"".join(out) if len(out) > 1 else out[0]
 
 
 class _Batch:
