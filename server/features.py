@@ -12,12 +12,15 @@ Kafka then leaves the feature out of the finalized list; kcsim does the same.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
 
 # name -> (lowest, highest) level kcsim implements. Kafka 4.4 finalizes
 # transaction.version=2 (KIP-890 transactions v2), streams.version and share.version too:
 # kcsim does not implement those yet, so it does not report them.
-SUPPORTED: Mapping[str, tuple[int, int]] = {
+SUPPORTED: dict[str, tuple[int, int]] = {
     "metadata.version": (7, 33),  # 33 is Kafka 4.4's; 7 the oldest Kafka 4.x accepts
     "group.version": (0, 1),  # 1: KIP-848 consumer groups (ConsumerGroupHeartbeat)
     "transaction.version": (0, 1),  # 1: flexible transaction records; 2 (KIP-890) not yet
