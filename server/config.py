@@ -31,6 +31,7 @@ from kcsim.coordinator.kafka_format import DEFAULT_PARTITIONS as DEFAULT_OFFSETS
 from kcsim.storage.segment import DEFAULT_SEGMENT_BYTES, MIN_SEGMENT_BYTES
 from kcsim.storage.writer import DEFAULT_TOMBSTONE_RETENTION_MS, FsyncPolicy
 
+from . import features as features_mod
 from . import listeners as listeners_mod
 
 if TYPE_CHECKING:
@@ -98,6 +99,11 @@ def _valid_advertised_listeners(text: str) -> bool:
 
 def _valid_protocol_map(text: str) -> bool:
     listeners_mod.parse_protocol_map(text)
+    return True
+
+
+def _valid_features(entries: tuple[str, ...]) -> bool:
+    features_mod.parse_pins(entries)
     return True
 
 
@@ -233,6 +239,14 @@ class Config(msgspec.Struct, kw_only=True):
         description="wire API keys of PausePartitions,ResumePartitions,ListPausedPartitions",
         extra=_checked("three distinct API keys 0..32767, comma-separated", _valid_api_keys),
     )] = ",".join(map(str, DECLARED_EXTENSION_KEYS))
+    feature: Annotated[tuple[str, ...], Meta(
+        description="pin the finalized level of a feature ApiVersions reports, repeatable "
+                    "(a feature not pinned is finalized at the highest level kcsim "
+                    "implements; level 0 turns it off)",
+        extra=_checked("NAME=LEVEL, from: " + ", ".join(
+            f"{name} {lo}-{hi}" for name, (lo, hi) in features_mod.SUPPORTED.items()),
+            _valid_features),
+    )] = ()
     log_level: Annotated[LogLevel, Meta(description="how much the server logs")] = "INFO"
     request_log_size: Annotated[Int32 | None, Meta(
         description="requests the request log keeps, newest last, for tests to query "
@@ -288,9 +302,19 @@ class Config(msgspec.Struct, kw_only=True):
                                   advertised_port=self.advertised_port),)
 
     @property
+    def feature_levels(self) -> dict[str, int]:
+        """The finalized level of each feature kcsim reports (level 0 left out)."""
+        return _finalized(self.feature)
+
+    @property
     def assignors(self) -> tuple[str, ...]:
         """consumer_group_assignors as names, the default first."""
         return assignor_names(self.consumer_group_assignors)
+
+
+@functools.cache
+def _finalized(pins: tuple[str, ...]) -> dict[str, int]:
+    return features_mod.finalized(features_mod.parse_pins(pins))
 
 
 # Pairs Kafka also requires to be ordered: (smaller, strictly?, larger).
@@ -317,6 +341,11 @@ class Setting(NamedTuple):
     @property
     def boolean(self) -> bool:
         return isinstance(self.kind, msgspec.inspect.BoolType)
+
+    @property
+    def repeatable(self) -> bool:
+        """A list: a flag given again adds to it, the environment separates with commas."""
+        return isinstance(self.kind, msgspec.inspect.VarTupleType)
 
     @property
     def flag(self) -> str:
@@ -385,6 +414,8 @@ def _from_text(setting: Setting, text: str) -> Any:
     text = text.strip()
     if setting.optional and text == "":
         return None
+    if setting.repeatable:
+        return [part.strip() for part in text.split(",") if part.strip()]
     if isinstance(setting.kind, msgspec.inspect.BoolType):
         word = text.lower()
         return "true" if word in _TRUE_WORDS else "false" if word in _FALSE_WORDS else text
@@ -485,6 +516,8 @@ def load(file: str | None = None, env: Mapping[str, str] | None = None, *,
             setting = SETTINGS[name]
             if isinstance(value, bool):
                 where = setting.flag if value else "--no-" + setting.flag[2:]
+            elif isinstance(value, list):  # a repeatable flag, as given
+                where = " ".join(f"{setting.flag} {v}" for v in value)
             else:
                 where = f"{setting.flag} {value}"
             put(name, value, where, text=isinstance(value, str))
