@@ -150,7 +150,8 @@ def describe_producers(broker: Broker, ctx: RequestContext, request: Any) -> Any
                 active_producers=[
                     _DPProducer(producer_id=pid, producer_epoch=entry.epoch,
                                 last_sequence=entry.last_seq,
-                                last_timestamp=entry.last_timestamp, coordinator_epoch=0,
+                                last_timestamp=entry.last_timestamp,
+                                coordinator_epoch=entry.coordinator_epoch,
                                 current_txn_start_offset=state.ongoing.get(pid, -1))
                     for pid, entry in sorted(state.producers.items())]))
         topics.append(_DPTopic(name=t.name, partitions=parts))
