@@ -12,6 +12,7 @@ from kcsim.protocol.codecs import request_class
 from kcsim.protocol.record_batch import batch_producer, batch_records, control_type, iter_batches
 from kcsim.server.config import Config
 from kcsim.server.requests.handlers.data_plane import fetch, produce
+from kcsim.server.state.answers import Pending
 from kcsim.server.state.broker_state import BrokerState as Broker
 from kcsim.server.state.topics import Partition, TopicRegistry
 from kcsim.server.state.txn_endings import settle
@@ -49,8 +50,10 @@ class Ctx:
 
 class Model:
     def __init__(self, topics: dict[str, int] | None = None, max_timeout_ms: int = 900_000,
-                 now: int = 1_000_000, group_config: GroupConfig | None = None) -> None:
+                 now: int = 1_000_000, group_config: GroupConfig | None = None,
+                 transaction_version: int = 2) -> None:
         self.config = Config(in_memory=True, transaction_max_timeout_ms=max_timeout_ms)
+        self.transaction_version = transaction_version  # the finalized level
         self.group_config = group_config or GroupConfig()
         self.now = now
         self.log: list[Any] = []  # every record made durable, in order
@@ -61,7 +64,9 @@ class Model:
         self.tick()
 
     def _broker(self, topics: TopicRegistry) -> Broker:
-        return Broker(self.config, topics, GroupCoordinator(self.group_config, topics))
+        broker = Broker(self.config, topics, GroupCoordinator(self.group_config, topics))
+        broker.transactions.config.transaction_version = self.transaction_version
+        return broker
 
     # -- the shell's part ---------------------------------------------------------
 
@@ -147,7 +152,13 @@ class Model:
             generation_id=generation, member_id=member_id, group_instance_id=None,
             topics=[TxnOffsetCommit.TxnOffsetCommitRequestTopic(name=t, partitions=ps)
                     for t, ps in by_topic.items()])
-        error = producer_error(self.broker.transactions.txns, version, request)
+        txns = self.broker.transactions
+        if txns.adds_implicitly(28, version):  # transactions v2: the group joins by itself
+            error, added = txns.add_committed_group(version, request, self.now)
+            self.log += added.records
+            if error:
+                return dict.fromkeys(offsets, error)
+        error = producer_error(txns.txns, version, request)
         if error:
             return dict.fromkeys(offsets, error)
         outcome = self.broker.groups.handle(28, version, request, Ctx(28, version), self.now)
@@ -157,15 +168,23 @@ class Model:
                 for t in response.topics for p in t.partitions}
 
     def produce(self, topic: str, partition: int, values: list[bytes], *, pid: int = -1,
-                epoch: int = 0, seq: int = 0, txn_id: str | None = None) -> tuple[int, int]:
-        """(error, base offset) of one batch."""
+                epoch: int = 0, seq: int = 0, txn_id: str | None = None,
+                version: int = 9) -> tuple[int, int]:
+        """(error, base offset) of one batch; an answer that waits for the transaction
+        coordinator's records (Produce v12+ adding its partition) gets them logged first."""
         raw = batch(values, producer_id=pid, producer_epoch=epoch, base_sequence=seq,
                     attributes=TRANSACTIONAL if txn_id is not None else 0)
         request = Produce(transactional_id=txn_id, acks=-1, timeout_ms=1000, topic_data=[
             Produce.TopicProduceData(name=topic, partition_data=[
                 Produce.PartitionProduceData(index=partition, records=raw)])])
         self.broker.now_ms = self.now
-        response = produce(self.broker, Ctx(0, 9), request)
+        response = produce(self.broker, Ctx(0, version), request)
+        if isinstance(response, Pending):
+            self.log += response.records
+            try:
+                response.answer.send(None)
+            except StopIteration as done:
+                response = done.value
         part = response.responses[0].partition_responses[0]
         return int(part.error_code), int(part.base_offset)
 
