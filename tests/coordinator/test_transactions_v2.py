@@ -223,3 +223,21 @@ def test_adding_from_produce_that_raises_changes_nothing(monkeypatch: pytest.Mon
     assert produce(m, pid, epoch) == E.UNKNOWN_SERVER_ERROR
     assert txns.txns == before and len(m.log) == logged
     assert m.partition("out", 0).store.log_end_offset == 0
+
+
+def test_txn_offset_commit_v6_names_topics_by_id():
+    m = Model()
+    pid, epoch = begin(m)
+    assert m.txn_offset_commit("tx", pid, epoch, "g", {("in", 0): 3, ("gone", 0): 1},
+                               version=6) == {("in", 0): 0, ("gone", 0): E.UNKNOWN_TOPIC_ID}
+    assert m.end("tx", pid, epoch, True, version=5).error_code == 0
+    assert m.committed("g") == {("in", 0): 3}
+
+
+@pytest.mark.parametrize(("version", "error"), [(5, E.ILLEGAL_GENERATION),
+                                                (6, E.GROUP_ID_NOT_FOUND)])
+def test_a_generation_for_an_unknown_group(version: int, error: int):
+    m = Model()
+    pid, epoch = begin(m)
+    assert m.txn_offset_commit("tx", pid, epoch, "nobody", {("in", 0): 3}, generation=2,
+                               member_id="m", version=version) == {("in", 0): error}

@@ -4,6 +4,7 @@ restarts replay, and a read_committed reader that skips aborted records as clien
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from kcsim.coordinator import GroupConfig, GroupCoordinator
@@ -149,9 +150,10 @@ class Model:
                 partition_index=partition, committed_offset=offset, committed_metadata=""))
         request = TxnOffsetCommit(
             transactional_id=txn_id, group_id=group, producer_id=pid, producer_epoch=epoch,
-            generation_id=generation, member_id=member_id, group_instance_id=None,
-            topics=[TxnOffsetCommit.TxnOffsetCommitRequestTopic(name=t, partitions=ps)
-                    for t, ps in by_topic.items()])
+            generation_id_or_member_epoch=generation, member_id=member_id,
+            group_instance_id=None,
+            topics=[TxnOffsetCommit.TxnOffsetCommitRequestTopic(
+                name=t, topic_id=self._topic_id(t), partitions=ps) for t, ps in by_topic.items()])
         txns = self.broker.transactions
         if txns.adds_implicitly(28, version):  # transactions v2: the group joins by itself
             error, added = txns.add_committed_group(version, request, self.now)
@@ -164,8 +166,14 @@ class Model:
         outcome = self.broker.groups.handle(28, version, request, Ctx(28, version), self.now)
         self.log += outcome.records
         response = outcome.responses[0][1]
-        return {(t.name, p.partition_index): p.error_code
+        named = {self._topic_id(t): t for t in by_topic}  # v6 answers by id (KIP-1319)
+        return {(named[t.topic_id] if version >= 6 else t.name, p.partition_index): p.error_code
                 for t in response.topics for p in t.partitions}
+
+    def _topic_id(self, name: str) -> uuid.UUID:
+        """The topic's id; an unknown topic's is made up from its name."""
+        topic = self.broker.topics.get(name)
+        return topic.topic_id if topic is not None else uuid.uuid5(uuid.NAMESPACE_DNS, name)
 
     def produce(self, topic: str, partition: int, values: list[bytes], *, pid: int = -1,
                 epoch: int = 0, seq: int = 0, txn_id: str | None = None,

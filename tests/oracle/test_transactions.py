@@ -146,7 +146,7 @@ def transaction_cases(run: Run, version: int) -> None:
     tcls = request_class(TXN_OFFSET_COMMIT)
     run.call(TXN_OFFSET_COMMIT, 3, tcls(
         transactional_id=txn_id, group_id=group, producer_id=pid, producer_epoch=epoch,
-        generation_id=-1, member_id="", group_instance_id=None, topics=[
+        generation_id_or_member_epoch=-1, member_id="", group_instance_id=None, topics=[
             tcls.TxnOffsetCommitRequestTopic(name=topic, partitions=[
                 tcls.TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=1,
                                                      committed_metadata="")])]))
@@ -346,18 +346,19 @@ def group_member_cases(run: Run, version: int) -> None:
     txn_id, group, topic = run.group("tx"), run.group(), run.topic()
     ops.create_topic(run, topic, compare=False)
     member, generation = stable_member(run, group, topic, compare=False)
+    topic_id = ops.topic_ids(run, topic)[topic]  # v6 names topics by id (KIP-1319)
     locate(run, txn_id)
     pid, epoch = init(run, txn_id)
     run.call(ADD_OFFSETS, 3, request_class(ADD_OFFSETS)(
         transactional_id=txn_id, producer_id=pid, producer_epoch=epoch, group_id=group))
     cls = request_class(TXN_OFFSET_COMMIT)
-    member_fields = {"generation_id": generation, "member_id": member}
+    member_fields = {"generation_id_or_member_epoch": generation, "member_id": member}
     cases = [
         (1, member_fields, None),
-        (2, {"generation_id": generation + 1, "member_id": member}, None),
-        (3, {"generation_id": generation, "member_id": "nobody"}, None),
+        (2, {"generation_id_or_member_epoch": generation + 1, "member_id": member}, None),
+        (3, {"generation_id_or_member_epoch": generation, "member_id": "nobody"}, None),
         (4, member_fields, "not-this-one"),
-        (5, {"generation_id": -1, "member_id": ""}, None),
+        (5, {"generation_id_or_member_epoch": -1, "member_id": ""}, None),
     ]
     for offset, fields, instance in cases:
         if version < 3 and offset != 5:
@@ -365,7 +366,7 @@ def group_member_cases(run: Run, version: int) -> None:
         run.call(TXN_OFFSET_COMMIT, version, cls(
             transactional_id=txn_id, group_id=group, producer_id=pid, producer_epoch=epoch,
             group_instance_id=instance, topics=[cls.TxnOffsetCommitRequestTopic(
-                name=topic, partitions=[cls.TxnOffsetCommitRequestPartition(
+                name=topic, topic_id=topic_id, partitions=[cls.TxnOffsetCommitRequestPartition(
                     partition_index=0, committed_offset=offset, committed_metadata="")])],
             **fields), label=f"TxnOffsetCommit v{version} offset {offset}")
     end(run, txn_id, pid, epoch, True, 3)

@@ -108,7 +108,8 @@ class Worker(threading.Thread):
                                                    group_id=group)).error_code == 0
             offsets = wire.call(28, 5 if self.v2 else 3, TxnOffsetCommit(
                 transactional_id=self.txn_id, group_id=group, producer_id=pid,
-                producer_epoch=epoch, generation_id=-1, member_id="", group_instance_id=None,
+                producer_epoch=epoch, generation_id_or_member_epoch=-1, member_id="",
+                group_instance_id=None,
                 topics=[TxnOffsetCommit.TxnOffsetCommitRequestTopic(name=SOURCE, partitions=[
                     TxnOffsetCommit.TxnOffsetCommitRequestPartition(
                         partition_index=0, committed_offset=n, committed_metadata="")])]))
