@@ -77,7 +77,8 @@ def _unknown_topic(by_id: bool) -> int:
 def _append(broker: Any, topic: str, partition: Any, records: bytes | None, version: int,
             transactional_id: str | None, txn_records: list[Any]) -> Any:
     """Check and append the batch of one partition; (error, base offset, log append time,
-    message).
+    message, whether it reached the log: Kafka answers a batch the transaction check
+    refused with log start offset -1).
 
     A batch Kafka would refuse stores nothing and answers with Kafka's error;
     bytes after the batch (a batch cut short) are dropped, as Kafka trims them.
@@ -90,13 +91,13 @@ def _append(broker: Any, topic: str, partition: Any, records: bytes | None, vers
     try:
         info, size = produced_batch(records, version)
     except BatchRejected as exc:
-        return exc.code, -1, -1, str(exc)
+        return exc.code, -1, -1, str(exc), True
     assert records is not None
     batch = records if size == len(records) else records[:size]
     if info.attributes & _TRANSACTIONAL:
         producer = batch_producer(batch)
         if transactional_id is None:
-            return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1, None
+            return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1, None, True
         txns = broker.transactions
         if txns.adds_implicitly(0, version):
             error, outcome = txns.add_produced(transactional_id, producer.producer_id,
@@ -111,9 +112,9 @@ def _append(broker: Any, topic: str, partition: Any, records: bytes | None, vers
             error = txns.check_produce(transactional_id, producer.producer_id,
                                        producer.producer_epoch, topic, partition.index)
         if error:
-            return error, -1, -1, None
+            return error, -1, -1, None, False
     error, base, append_time = partition.append_produced(batch, info)
-    return error, base, append_time, None
+    return error, base, append_time, None, True
 
 
 @serves(0)
@@ -144,11 +145,12 @@ def produce(broker: Any, ctx: Any, request: Any) -> Any:
                 later.append((parts, len(parts), partition, result))
                 parts.append(None)
                 continue
-            err, base, append_time, msg = result
+            err, base, append_time, msg, reached = result
             appended = appended or err == 0
             parts.append(_PPart(index=p.index, error_code=err, base_offset=base,
                                 log_append_time_ms=append_time,
-                                log_start_offset=partition.log_start_offset, error_message=msg))
+                                log_start_offset=partition.log_start_offset if reached else -1,
+                                error_message=msg))
         responses.append(_PTopic(name=t.name, topic_id=t.topic_id, partition_responses=parts))
     if appended and broker.data_arrived:  # wake the long polls parked, if any
         broker.data_arrived.unpark_all()
