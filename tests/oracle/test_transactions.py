@@ -121,6 +121,18 @@ def latest(run: Run, topic: str, isolation: int, compare: bool = True,
     return int(answer.topics[0].partitions[0].offset)
 
 
+def commit_offset(run: Run, txn_id: str, group: str, topic: str, pid: int, epoch: int,
+                  version: int) -> Any:
+    """TxnOffsetCommit of offset 1 of partition 0, without group membership."""
+    cls = request_class(TXN_OFFSET_COMMIT)
+    return run.call(TXN_OFFSET_COMMIT, version, cls(
+        transactional_id=txn_id, group_id=group, producer_id=pid, producer_epoch=epoch,
+        generation_id_or_member_epoch=-1, member_id="", group_instance_id=None, topics=[
+            cls.TxnOffsetCommitRequestTopic(name=topic, partitions=[
+                cls.TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=1,
+                                                    committed_metadata="")])]))
+
+
 def stable_fetch(run: Run, group: str, topic: str, compare: bool = True) -> Any:
     cls = request_class(OFFSET_FETCH)
     return run.call(OFFSET_FETCH, 7, cls(group_id=group, require_stable=True, topics=[
@@ -145,13 +157,7 @@ def transaction_cases(run: Run, version: int) -> None:
     latest(run, topic, 0)
     run.call(ADD_OFFSETS, 3, request_class(ADD_OFFSETS)(
         transactional_id=txn_id, producer_id=pid, producer_epoch=epoch, group_id=group))
-    tcls = request_class(TXN_OFFSET_COMMIT)
-    run.call(TXN_OFFSET_COMMIT, 3, tcls(
-        transactional_id=txn_id, group_id=group, producer_id=pid, producer_epoch=epoch,
-        generation_id_or_member_epoch=-1, member_id="", group_instance_id=None, topics=[
-            tcls.TxnOffsetCommitRequestTopic(name=topic, partitions=[
-                tcls.TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=1,
-                                                     committed_metadata="")])]))
+    commit_offset(run, txn_id, group, topic, pid, epoch, 3)
     stable_fetch(run, group, topic)
     end(run, txn_id, pid, epoch, True, version)
     run.until("the markers", lambda: latest(run, topic, 1, False) == latest(run, topic, 0, False))
@@ -205,13 +211,7 @@ def v2_cases(run: Run) -> None:
     describe_txn(run, txn_id)
     verify(run, txn_id, pid, epoch, topic, [0, 1])
     verify(run, txn_id, pid, epoch + 1, topic, [0])
-    tcls = request_class(TXN_OFFSET_COMMIT)
-    run.call(TXN_OFFSET_COMMIT, 5, tcls(
-        transactional_id=txn_id, group_id=group, producer_id=pid, producer_epoch=epoch,
-        generation_id_or_member_epoch=-1, member_id="", group_instance_id=None, topics=[
-            tcls.TxnOffsetCommitRequestTopic(name=topic, partitions=[
-                tcls.TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=1,
-                                                     committed_metadata="")])]))
+    commit_offset(run, txn_id, group, topic, pid, epoch, 5)
     end(run, txn_id, pid, epoch, True, 5)
     ended(run, txn_id)
     run.until("the markers", lambda: latest(run, topic, 1, False) == latest(run, topic, 0, False))
