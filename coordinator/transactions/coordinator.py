@@ -101,10 +101,12 @@ def fenced(api_key: int, version: int) -> int:
 @dataclass
 class TxnConfig:
     transaction_max_timeout_ms: int = 900000
-    # The finalized `transaction.version` feature, as ApiVersions advertises it: 2 (a fresh
-    # Kafka 4.4 cluster) lets Produce v12+ and TxnOffsetCommit v5+ add to the producer's
-    # transaction implicitly (KIP-890 part 2); 1 keeps the explicit AddPartitionsToTxn /
-    # AddOffsetsToTxn path. EndTxn follows its request's version either way, as Kafka's.
+    # The finalized `transaction.version` feature, which ApiVersions advertises (the
+    # server's features table, `--feature transaction.version=N`): 2 (a fresh Kafka 4.4
+    # cluster) lets Produce v12+ and TxnOffsetCommit v5+ add to the producer's transaction
+    # implicitly (KIP-890 part 2); below it the explicit AddPartitionsToTxn /
+    # AddOffsetsToTxn path is the only one. EndTxn follows its request's version either
+    # way, as Kafka's.
     transaction_version: int = 2
 
 

@@ -53,8 +53,8 @@ class Model:
     def __init__(self, topics: dict[str, int] | None = None, max_timeout_ms: int = 900_000,
                  now: int = 1_000_000, group_config: GroupConfig | None = None,
                  transaction_version: int = 2) -> None:
-        self.config = Config(in_memory=True, transaction_max_timeout_ms=max_timeout_ms)
-        self.transaction_version = transaction_version  # the finalized level
+        self.config = Config(in_memory=True, transaction_max_timeout_ms=max_timeout_ms,
+                             feature=(f"transaction.version={transaction_version}",))
         self.group_config = group_config or GroupConfig()
         self.now = now
         self.log: list[Any] = []  # every record made durable, in order
@@ -65,9 +65,7 @@ class Model:
         self.tick()
 
     def _broker(self, topics: TopicRegistry) -> Broker:
-        broker = Broker(self.config, topics, GroupCoordinator(self.group_config, topics))
-        broker.transactions.config.transaction_version = self.transaction_version
-        return broker
+        return Broker(self.config, topics, GroupCoordinator(self.group_config, topics))
 
     # -- the shell's part ---------------------------------------------------------
 

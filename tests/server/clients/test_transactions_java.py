@@ -25,15 +25,6 @@ def _java() -> None:
     skip_without_java()
 
 
-def pin_transaction_version(kcsim: Any, level: int) -> None:
-    """Finalize `transaction.version` at `level` (what ApiVersions advertises and the
-    coordinator follows); a fresh broker finalizes 2, as Kafka 4.4."""
-    def pin() -> None:
-        kcsim.server.state.transactions.config.transaction_version = level
-
-    kcsim.run_sync(pin)
-
-
 def assert_transaction_path(kcsim: Any, java_version: str, level: int) -> None:
     """A Java 4.x producer takes transactions v2 where it is finalized (KIP-890 part 2):
     its batches and offsets join the transaction by themselves and every EndTxn bumps
@@ -52,7 +43,10 @@ def assert_transaction_path(kcsim: Any, java_version: str, level: int) -> None:
         assert max(r.version for r in ends) <= 4
 
 
-@pytest.mark.parametrize("transaction_version", [2, 1], ids=["txn-v2", "txn-v1"])
+@pytest.mark.parametrize("transaction_version", [
+    pytest.param(2, id="txn-v2"),
+    pytest.param(1, id="txn-v1", marks=pytest.mark.kcsim(feature=["transaction.version=1"])),
+])
 @pytest.mark.parametrize("protocol", ["classic", "consumer"])
 def test_consume_transform_produce_commits_and_aborts_in_turn(
         kcsim: Any, unique_name: Any, java_version: str, protocol: str,
@@ -61,7 +55,6 @@ def test_consume_transform_produce_commits_and_aborts_in_turn(
     a read_committed reader sees each output exactly once, and the group's offset moves
     only when a transaction commits; in a classic group and in a KIP-848 one (whose member
     epoch the offsets are checked against); on transactions v2 and pinned to v1."""
-    pin_transaction_version(kcsim, transaction_version)
     source, sink, group = unique_name("in"), unique_name("out"), unique_name("g")
     done = run("TxnDriver", "loop", kcsim.bootstrap, source, sink, group, unique_name("tx"),
                str(COUNT), protocol, version=java_version, timeout=150)
