@@ -85,7 +85,7 @@ SUPPORTED_VERSIONS: dict[int, tuple[int, int]] = {
     14: (0, 5),  # SyncGroup
     15: (0, 6),  # DescribeGroups
     16: (0, 5),  # ListGroups
-    28: (0, 5),  # TxnOffsetCommit
+    28: (0, 6),  # TxnOffsetCommit
     42: (0, 3),  # DeleteGroups
     47: (0, 0),  # OffsetDelete
     68: (0, 1),  # ConsumerGroupHeartbeat

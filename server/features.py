@@ -18,12 +18,14 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
 # name -> (lowest, highest) level kcsim implements. Kafka 4.4 finalizes
-# transaction.version=2 (KIP-890 transactions v2), streams.version and share.version too:
-# kcsim does not implement those yet, so it does not report them.
+# streams.version and share.version too: kcsim does not implement those yet, so it does
+# not report them.
 SUPPORTED: dict[str, tuple[int, int]] = {
     "metadata.version": (7, 33),  # 33 is Kafka 4.4's; 7 the oldest Kafka 4.x accepts
     "group.version": (0, 1),  # 1: KIP-848 consumer groups (ConsumerGroupHeartbeat)
-    "transaction.version": (0, 1),  # 1: flexible transaction records; 2 (KIP-890) not yet
+    # 1: flexible transaction records; 2: transactions v2 (KIP-890 part 2), which the
+    # transaction coordinator follows (TxnConfig.transaction_version)
+    "transaction.version": (0, 2),
 }
 
 # finalized_features_epoch: Kafka's is the offset of its last metadata record; kcsim's

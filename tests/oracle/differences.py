@@ -73,18 +73,6 @@ ALLOWED: tuple[Allowed, ...] = (
         "v0), so older clients keep working against it. Kafka 4.4 still advertises Produce "
         "v0-2 (for librdkafka's sake) but rejects them; kcsim advertises Produce from v3."),
     Allowed(
-        "transactions-v2-features", "ApiVersions", "*_features[transaction.version].*",
-        NOT_YET_FIXED,
-        "not yet fixed: Kafka 4.4 supports and finalizes transaction.version 2 (KIP-890 "
-        "transactions v2); kcsim implements level 1, so it reports 0-1 supported and 1 "
-        "finalized, and Java 4.x producers keep to transactions v1 against it.",
-        kcsim=1, kafka=2),
-    Allowed(
-        "txn-offset-commit-v6", "ApiVersions", "api_keys[28].max_version", NOT_YET_FIXED,
-        "not yet fixed: TxnOffsetCommit v6 (new in Kafka 4.4, KIP-1319: topics named by id "
-        "only) is not served, and the message specs kcsim is checked against stop at 4.3; "
-        "clients use v5.", kcsim=5, kafka=6),
-    Allowed(
         "topic-configs", "CreateTopics", "topics[*].configs[*]", BY_DESIGN,
         "CreateTopics v5+ lists the topic's configs: kcsim the eight it models "
         "(cleanup.policy, compression.type, max.message.bytes, message.timestamp.type, "

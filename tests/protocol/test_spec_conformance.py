@@ -25,7 +25,7 @@ from kcsim.protocol.schema import _MISSING, Api, ArrayType, Field, Message, Stru
 SPECS = Path(__file__).resolve().parents[2].parent / "shared" / "kafka-message-specs"
 RELEASES = ("3.9", "4.3", "4.4")  # oldest first
 # APIs whose newest release kcsim does not serve yet: checked against the releases up to this.
-UNTIL = {"TxnOffsetCommit": "4.3"}  # v6 (Kafka 4.4, KIP-1319) not served yet
+UNTIL: dict[str, str] = {}  # none now: TxnOffsetCommit v6 (KIP-1319) is served
 PINNED = {0: Versions(3, 13), 1: Versions(4, 18)}  # Produce, Fetch: not the full union
 
 KAFKA_PRIMITIVES = frozenset(

@@ -54,9 +54,9 @@ def test_a_fresh_broker_finalizes_what_it_implements(kcsim: Any, version: int) -
     answer = api_versions(kcsim, version)
     assert answer.error_code == 0
     assert supported(answer) == {"metadata.version": (7, 33), "group.version": (0, 1),
-                                 "transaction.version": (0, 1)}
+                                 "transaction.version": (0, 2)}
     assert finalized(answer) == {"metadata.version": (33, 33), "group.version": (1, 1),
-                                 "transaction.version": (1, 1)}
+                                 "transaction.version": (2, 2)}
     assert answer.finalized_features_epoch >= 0  # clients ignore features of epoch -1
     assert not answer.zk_migration_ready
 
@@ -79,7 +79,7 @@ def test_before_v3_there_are_no_features(kcsim: Any) -> None:
 def test_a_feature_pinned_to_0_is_not_finalized_but_still_supported(kcsim: Any) -> None:
     answer = api_versions(kcsim, 4)
     assert finalized(answer) == {"metadata.version": (33, 33)}
-    assert supported(answer)["transaction.version"] == (0, 1)
+    assert supported(answer)["transaction.version"] == (0, 2)
 
 
 @pytest.mark.kcsim(feature=["group.version=0"])
@@ -112,9 +112,9 @@ def _serve(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--feature", "transaction.version=2"],
-     "--feature transaction.version=2: transaction.version=2: kcsim implements "
-     "transaction.version up to level 1"),
+    (["--feature", "transaction.version=3"],
+     "--feature transaction.version=3: transaction.version=3: kcsim implements "
+     "transaction.version up to level 2"),
     (["--feature", "group.version=1", "--feature", "share.version=1"],
      "--feature group.version=1 --feature share.version=1: unknown feature 'share.version' "
      "(kcsim implements metadata.version, group.version, transaction.version)"),
@@ -152,9 +152,9 @@ def test_a_toml_file_pins_features_as_a_list(tmp_path: Any) -> None:
 
 def test_embedded_settings_refuse_a_level_above_what_kcsim_implements() -> None:
     with pytest.raises(config.ConfigError) as refused:
-        config.load(env={}, feature=["transaction.version=2"])
-    assert str(refused.value) == ("feature=['transaction.version=2']: transaction.version=2: "
-                                  "kcsim implements transaction.version up to level 1")
+        config.load(env={}, feature=["transaction.version=3"])
+    assert str(refused.value) == ("feature=['transaction.version=3']: transaction.version=3: "
+                                  "kcsim implements transaction.version up to level 2")
 
 
 # -- KIP-1242: the client names the cluster and node it expects -----------------------
