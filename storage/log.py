@@ -90,7 +90,7 @@ class RecordLog:
         self._dir_dirty = False
         self._closed = False
         self._broken: BaseException | None = None
-        self._checkpoint = CleanerCheckpoint() if read_only else read_checkpoint(directory)
+        self._checkpoint = read_checkpoint(directory)
         self._clean_segments = 0  # the leading closed segments a compaction wrote
         self._clean_bytes = 0
         self._dirty_bytes = 0  # of the closed segments after them
@@ -177,16 +177,17 @@ class RecordLog:
                 self._accept_scan(self._validated, buf, scan)
             if not self._read_only:
                 self._open_active_segment()
-                self._settle_clean_end()
+            self._settle_clean_end()
             self._ready = True
 
     def _settle_clean_end(self) -> None:
         """Count the clean and dirty bytes; a log cut (repaired) below its checkpoint
-        lowers it first, since the positions past the cut will be written anew."""
+        lowers it first, since the positions past the cut will be written anew (a
+        read-only log only counts: its last segment is the active one of a writer)."""
         closed = self._segments[:-1]
         fits = [s.end for s in closed if s.end <= self._checkpoint.clean_end]
         clean_end = fits[-1] if fits else 0
-        if clean_end != self._checkpoint.clean_end:
+        if clean_end != self._checkpoint.clean_end and not self._read_only:
             log.warning("the cleaner checkpoint of %s said clean up to %d, the log has %d",
                         self._directory, self._checkpoint.clean_end, clean_end)
             self._checkpoint = CleanerCheckpoint(clean_end, self._checkpoint.compacted_at_ms)
