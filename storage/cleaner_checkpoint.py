@@ -25,11 +25,11 @@ from dataclasses import dataclass
 
 from .fsutil import replace_durably, write_file_durably
 
+log = logging.getLogger(__name__)
+
 CHECKPOINT_NAME = "cleaner.checkpoint"
 _TMP_SUFFIX = ".tmp"
 _FORMAT = 1
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)

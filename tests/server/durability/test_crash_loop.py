@@ -30,7 +30,14 @@ from kcsim.storage import RecordLog, StorageError, compact
 from kcsim.storage.compaction_policy import DEFAULT_MIN_CLEANABLE_DIRTY_RATIO
 
 from ...conftest import KcsimProcess
-from .test_crash import PARTITIONS, TOPIC, Committer, check_acknowledged, kill
+from .test_crash import (
+    PARTITIONS,
+    TOPIC,
+    Committer,
+    check_acknowledged,
+    kill,
+    storm_then_kill,
+)
 from .wire import Wire
 
 if TYPE_CHECKING:
@@ -117,16 +124,7 @@ def test_a_broker_killed_in_a_loop_keeps_its_log_compact(
     lives = []  # (bytes left by the kill, then the next start: ready s, records, replay s)
     for life in range(LIVES):
         context = f"seed {seed}, life {life}"
-        committers = [c.restart(server) for c in committers]
-        for c in committers:
-            c.start()
-        time.sleep(rng.uniform(*LIFE_S))
-        kill(server)
-        for c in committers:
-            c.join(10)
-            assert not c.is_alive(), f"{context}: a client hung after the kill"
-            if c.failure is not None:
-                raise AssertionError(f"{context}: {c.group} failed") from c.failure
+        committers = storm_then_kill(server, committers, rng.uniform(*LIFE_S), context)
         lives.append((meta_bytes(server.data_dir), *timed_start(server)))
         check_acknowledged(server, committers, context)
     # The last start compacts once its log is dirty enough, as every start did when
