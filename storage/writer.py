@@ -421,6 +421,8 @@ class GroupCommitWriter:
         except (OSError, StorageError) as exc:
             raise self._fail(exc) from exc
         self.stats.compactions += 1
+        self._check_asked = True  # segments that rolled meanwhile may be dirty enough
+        self._wakeup.set()
         if self.on_compacted is not None:
             try:
                 self.on_compacted(now_ms, retention_ms)

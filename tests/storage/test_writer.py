@@ -322,9 +322,8 @@ async def test_the_dirty_ratio_compacts_long_before_an_interval(tmp_path):
         await nursery.start(writer.run)
         for i in range(2000):
             await writer.commit([entry("g", i % 5, i)])
-        if log.dirty_bytes > log.shape().clean_bytes:  # the last roll's is under way
+        while log.dirty_bytes > log.shape().clean_bytes:  # the last rolls' are under way
             await next_compaction(writer)
-        assert log.dirty_bytes <= log.shape().clean_bytes
         await writer.aclose()
     assert writer.stats.compactions >= 3
     assert log.size_bytes < 5 * 2000
