@@ -28,6 +28,10 @@ from msgspec import Meta
 
 from kcsim.coordinator import ASSIGNORS, GroupConfig, TxnConfig, assignor_names
 from kcsim.coordinator.kafka_format import DEFAULT_PARTITIONS as DEFAULT_OFFSETS_PARTITIONS
+from kcsim.storage.compaction_policy import (
+    DEFAULT_MIN_CLEANABLE_DIRTY_RATIO,
+    DEFAULT_MIN_COMPACTION_LAG_MS,
+)
 from kcsim.storage.segment import DEFAULT_SEGMENT_BYTES, MIN_SEGMENT_BYTES
 from kcsim.storage.writer import DEFAULT_TOMBSTONE_RETENTION_MS, FsyncPolicy
 
@@ -227,7 +231,18 @@ class Config(msgspec.Struct, kw_only=True):
         ge=MIN_SEGMENT_BYTES, le=INT32_MAX,
         description="size at which a log segment rolls")] = DEFAULT_SEGMENT_BYTES
     compaction_interval_ms: Annotated[Millis, Meta(
-        description="how often closed segments are compacted (0 = never)")] = 60000
+        description="the longest a dirty log waits for compaction: every interval, closed "
+                    "segments written since the last compaction are compacted whatever "
+                    "the dirty ratio (0 = never compact)")] = 60000
+    min_cleanable_dirty_ratio: Annotated[float, Meta(
+        ge=0.0, le=1.0,
+        description="min.cleanable.dirty.ratio: compact the log as soon as the closed "
+                    "segments written since the last compaction are more than this share of "
+                    "the closed segments' bytes (checked at start and as segments roll)",
+    )] = DEFAULT_MIN_CLEANABLE_DIRTY_RATIO
+    min_compaction_lag_ms: Annotated[Millis, Meta(
+        description="min.compaction.lag.ms: a record is compacted only once it is this old",
+    )] = DEFAULT_MIN_COMPACTION_LAG_MS
     tombstone_retention_ms: Annotated[Millis, Meta(
         description="how long compaction keeps tombstones")] = DEFAULT_TOMBSTONE_RETENTION_MS
     repair: Annotated[bool, Meta(
@@ -376,6 +391,8 @@ def _describe(kind: Any, choices: tuple[Any, ...]) -> str:
         if kind.ge is not None and kind.le is not None:
             return f"an integer from {kind.ge} to {kind.le}"
         return "an integer" + (f" >= {kind.ge}" if kind.ge is not None else "")
+    if isinstance(kind, info.FloatType) and kind.ge is not None and kind.le is not None:
+        return f"a number from {kind.ge} to {kind.le}"
     if isinstance(kind, info.StrType):
         return "a non-empty string" if kind.min_length else "a string"
     return str(kind)

@@ -171,6 +171,8 @@ class Server:
                     for listener, address in bound:
                         nursery.start_soon(self._accept, listener, address, nursery)
                     task_status.started(self.port)
+                    if self._writer is not None:  # ready: a log left dirty is compacted now
+                        self._writer.check_compaction()
         finally:
             self._nursery = None
             self.clock.stop()
