@@ -607,6 +607,13 @@ def _check_ssl(cfg: Config, given: Mapping[str, str]) -> None:
         path = getattr(cfg, name)
         if path is not None and not os.path.isfile(path):
             raise ConfigError(f"{given[name]}: no such file")
+    truststore = cfg.ssl_truststore_location
+    if truststore is not None:
+        try:
+            ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_verify_locations(truststore)
+        except ssl.SSLError as exc:
+            raise ConfigError(f"{given['ssl_truststore_location']}: not PEM certificates: "
+                              f"{exc.reason or exc}") from None
     keystore = cfg.ssl_keystore_location
     if keystore is None:
         if cfg.ssl_key_password is not None:
@@ -625,13 +632,6 @@ def _check_ssl(cfg: Config, given: Mapping[str, str]) -> None:
                           f"{given['ssl_keystore_location']} needs "
                           f"{SETTINGS['ssl_truststore_location'].flag}: the CAs that sign "
                           "the clients' certificates")
-    truststore = cfg.ssl_truststore_location
-    if truststore is not None:
-        try:
-            ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_verify_locations(truststore)
-        except ssl.SSLError as exc:
-            raise ConfigError(f"{given['ssl_truststore_location']}: not PEM certificates: "
-                              f"{exc.reason or exc}") from None
 
 
 def _named(name: str, cfg: Config, given: Mapping[str, str]) -> str:

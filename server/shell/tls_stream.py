@@ -41,7 +41,7 @@ class TlsStream:
         self._sock = sock
         self.principal = principal
 
-    async def receive(self, max_bytes: int) -> bytes:
+    async def receive(self, max_bytes: int) -> bytes | bytearray:
         """Some bytes, or b"" once the peer closed its side."""
         return await self._ssl.receive_some(max_bytes)
 
