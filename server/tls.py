@@ -20,9 +20,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import platform
 import re
 import shutil
-import socket
 import ssl
 import tempfile
 from pathlib import Path
@@ -103,7 +103,7 @@ def open_tls(config: Config) -> Tls | None:
         if config.ssl_truststore_location is not None:
             context.load_verify_locations(config.ssl_truststore_location)
         return Tls(context)
-    names = {*_LOCAL_NAMES, socket.gethostname()}
+    names = {*_LOCAL_NAMES, platform.node()}
     names.update(p.advertise(0).host for p in plans)
     names.update(p.host for p in plans if p.host not in WILDCARD_HOSTS)
     directory, temporary = _ca_dir(config)
