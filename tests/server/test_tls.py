@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
@@ -10,6 +11,7 @@ import struct
 import subprocess
 import sys
 import time
+import urllib.request
 
 import pytest
 import trustme
@@ -151,20 +153,25 @@ def test_ssl_settings_that_cannot_work_are_named(pem_files, settings, message):
     assert str(excinfo.value).startswith(message.format(d=pem_files))
 
 
-def test_serve_prints_the_ca_in_its_ready_line(tmp_path):
+def test_serve_gives_the_ca_in_its_ready_line_and_control_api(tmp_path):
     clean = {k: v for k, v in os.environ.items() if not k.startswith("KCSIM_")}
     proc = subprocess.Popen([sys.executable, "-m", "kcsim", "serve", "--data-dir",
-                             str(tmp_path), "--listeners", "SSL://127.0.0.1:0"],
+                             str(tmp_path), "--listeners", "SSL://127.0.0.1:0",
+                             "--control-port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                             env=clean)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
+        assert line.startswith("kcsim ready on 127.0.0.1:"), line
+        ca_file = f"{tmp_path}/tls/ca.pem"
+        assert line.rstrip().endswith(f"; SSL CA {ca_file}")
+        control = line.split("; control API ")[1].split(";")[0]
+        with urllib.request.urlopen(control + "/", timeout=10) as answer:
+            assert json.load(answer)["ssl_ca_file"] == ca_file
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    assert line.startswith("kcsim ready on 127.0.0.1:"), line
-    assert line.rstrip().endswith(f"; SSL CA {tmp_path}/tls/ca.pem")
 
 
 # -- principals ----------------------------------------------------------------------------
