@@ -18,6 +18,7 @@ import difflib
 import functools
 import json
 import os
+import ssl
 import tomllib
 import typing
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
@@ -141,11 +142,27 @@ class Config(msgspec.Struct, kw_only=True):
         extra=_checked("NAME://host:port, comma-separated", _valid_advertised_listeners),
     )] = None
     listener_security_protocol_map: Annotated[str | None, Meta(
-        description="NAME:PROTOCOL for each listener, as Kafka's; kcsim speaks PLAINTEXT only "
-                    "(default: a listener named SSL, SASL_PLAINTEXT or SASL_SSL is refused, "
-                    "any other is PLAINTEXT)",
-        extra=_checked("NAME:PLAINTEXT, comma-separated", _valid_protocol_map),
+        description="NAME:PROTOCOL for each listener, as Kafka's; kcsim serves PLAINTEXT and "
+                    "SSL, not SASL yet (default: a listener named SSL speaks SSL, one named "
+                    "SASL_PLAINTEXT or SASL_SSL is refused, any other is PLAINTEXT)",
+        extra=_checked("NAME:PLAINTEXT or NAME:SSL, comma-separated", _valid_protocol_map),
     )] = None
+    ssl_keystore_location: Annotated[NonEmpty | None, Meta(
+        description="PEM file with the SSL listeners' certificate chain and private key "
+                    "(ssl.keystore.location of type PEM; default: a throw-away CA and server "
+                    "certificate made at start, the CA written to the data dir)")] = None
+    ssl_key_password: Annotated[NonEmpty | None, Meta(
+        description="password of the private key in --ssl-keystore-location, if encrypted "
+                    "(ssl.key.password)")] = None
+    ssl_truststore_location: Annotated[NonEmpty | None, Meta(
+        description="PEM file of the CAs whose client certificates are trusted "
+                    "(ssl.truststore.location; default: the generated CA)")] = None
+    ssl_client_auth: Annotated[Literal["none", "requested", "required"], Meta(
+        description="ssl.client.auth: whether SSL clients must (required) or may (requested) "
+                    "present a certificate; its subject is the connection's principal")] = "none"
+    ssl_handshake_timeout_ms: Annotated[PositiveMillis, Meta(
+        description="close an SSL connection whose TLS handshake has not finished by then"
+    )] = 10000
     node_id: Annotated[Int32, Meta(description="this broker's node id")] = 1
     cluster_id: Annotated[NonEmpty, Meta(
         description="cluster id reported in Metadata and DescribeCluster")] = "kcsim-cluster-000000000"
@@ -293,8 +310,7 @@ class Config(msgspec.Struct, kw_only=True):
         """Where to listen and what to advertise, from --listeners or the shorthand
         (ValueError for settings that do not fit together: load and validate say which)."""
         bound = self._bound_listeners()
-        listeners_mod.check_protocols(bound, self._protocol_map())
-        return self._plans(bound)
+        return self._plans(bound, listeners_mod.protocols(bound, self._protocol_map()))
 
     def _bound_listeners(self) -> tuple[listeners_mod.Listener, ...]:
         if self.listeners is None:
@@ -306,11 +322,13 @@ class Config(msgspec.Struct, kw_only=True):
             return None
         return listeners_mod.parse_protocol_map(self.listener_security_protocol_map)
 
-    def _plans(self, bound: tuple[listeners_mod.Listener, ...]) -> tuple[listeners_mod.ListenerPlan, ...]:
+    def _plans(self, bound: tuple[listeners_mod.Listener, ...],
+               protocol_of: dict[str, str]) -> tuple[listeners_mod.ListenerPlan, ...]:
         if self.advertised_listeners is not None:
             return listeners_mod.plan(
-                bound, listeners_mod.parse(self.advertised_listeners, advertised=True))
-        plans = listeners_mod.plan(bound, ())
+                bound, listeners_mod.parse(self.advertised_listeners, advertised=True),
+                protocol_of)
+        plans = listeners_mod.plan(bound, (), protocol_of)
         if self.advertised_host is None and self.advertised_port is None:
             return plans
         return (plans[0]._replace(advertised_host=self.advertised_host,
@@ -587,15 +605,50 @@ def _check_listeners(cfg: Config, given: Mapping[str, str]) -> None:
                     f"give the address in {SETTINGS[full].flag} ({SETTINGS[full].env}) instead")
     bound = cfg._bound_listeners()
     try:
-        listeners_mod.check_protocols(bound, cfg._protocol_map())
+        protocol_of = listeners_mod.protocols(bound, cfg._protocol_map())
     except ValueError as exc:
         key = ("listener_security_protocol_map" if cfg.listener_security_protocol_map is not None
                else "listeners")
         raise ConfigError(f"{_named(key, cfg, given)}: {exc}") from None
     try:
-        cfg._plans(bound)
+        cfg._plans(bound, protocol_of)
     except ValueError as exc:
         raise ConfigError(f"{_named('advertised_listeners', cfg, given)}: {exc}") from None
+    _check_ssl(cfg, given)
+
+
+def _check_ssl(cfg: Config, given: Mapping[str, str]) -> None:
+    """The SSL files must be there and fit together: a key password needs a key store, a
+    key store's certificate must match its key, client certificates need CAs to trust."""
+    for name in ("ssl_keystore_location", "ssl_truststore_location"):
+        path = getattr(cfg, name)
+        if path is not None and not os.path.isfile(path):
+            raise ConfigError(f"{given[name]}: no such file")
+    truststore = cfg.ssl_truststore_location
+    if truststore is not None:
+        try:
+            ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_verify_locations(truststore)
+        except ssl.SSLError as exc:
+            raise ConfigError(f"{given['ssl_truststore_location']}: not PEM certificates: "
+                              f"{exc.reason or exc}") from None
+    keystore = cfg.ssl_keystore_location
+    if keystore is None:
+        if cfg.ssl_key_password is not None:
+            raise ConfigError(f"{SETTINGS['ssl_key_password'].flag} is given without "
+                              f"{SETTINGS['ssl_keystore_location'].flag}")
+        return
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(
+            keystore, password=cfg.ssl_key_password)
+    except ssl.SSLError as exc:
+        raise ConfigError(f"{given['ssl_keystore_location']}: not a PEM certificate chain "
+                          f"with its private key (or the wrong --ssl-key-password): "
+                          f"{exc.reason or exc}") from None
+    if cfg.ssl_client_auth != "none" and cfg.ssl_truststore_location is None:
+        raise ConfigError(f"{_named('ssl_client_auth', cfg, given)} with "
+                          f"{given['ssl_keystore_location']} needs "
+                          f"{SETTINGS['ssl_truststore_location'].flag}: the CAs that sign "
+                          "the clients' certificates")
 
 
 def _named(name: str, cfg: Config, given: Mapping[str, str]) -> str:

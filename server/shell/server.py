@@ -35,8 +35,10 @@ import trio
 from kcsim.storage import StorageError
 
 from ..requests import Peer, ProtocolViolation, Reply, withdraw
+from ..tls import ANONYMOUS
 from .socket_io import DirectSocket
 from .timer import Timer
+from .tls_stream import HandshakeFailed, TlsStream, handshake
 
 if TYPE_CHECKING:
     from kcsim.coordinator import Outcome
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from ..listeners import Listener
     from ..requests import Dispatcher
     from ..state.answers import Released
+    from ..tls import Tls
     from .clock import Clock
 
 log = logging.getLogger("kcsim.server")
@@ -70,7 +73,7 @@ class Server:
     """A kcsim broker bound to a TCP port."""
 
     def __init__(self, config: Config, broker: Dispatcher, clock: Clock,
-                 durability: Durability | None = None) -> None:
+                 durability: Durability | None = None, tls: Tls | None = None) -> None:
         self.config = config
         self.broker = broker  # the request layer's face: `process`, and what tests steer
         self.state = broker.state  # what the timer ticks and answers are released by
@@ -89,6 +92,14 @@ class Server:
         self._open: set[_Connection] = set()
         self._accepted = 0
         self._nursery: trio.Nursery | None = None
+        self.tls = tls  # the SSL listeners' context and generated CA (None: no SSL listener)
+        self._ssl_listeners = frozenset(
+            p.name for p in config.listener_plans if p.protocol == "SSL")
+
+    @property
+    def ssl_ca_file(self) -> str | None:
+        """The CA kcsim made for its SSL listeners (PEM), for clients to trust."""
+        return None if self.tls is None else self.tls.ca_file
 
     # -- durability: the one way an answer waits for its records ----------------
 
@@ -183,6 +194,8 @@ class Server:
     async def _close_storage(self) -> None:
         for listener in self._listeners:
             await listener.aclose()
+        if self.tls is not None:
+            self.tls.close()
         durability = self.durability
         if durability is not None:
             await durability.writer.aclose()
@@ -263,10 +276,21 @@ class Server:
             return
         self.connections += 1
         self._accepted += 1
-        sock = DirectSocket(stream)
-        host = sock.peer_host()
-        conn = _Connection(host, self._accepted, address, trio.current_time())
+        sock: DirectSocket | TlsStream
+        principal = ANONYMOUS
+        if address.name in self._ssl_listeners:
+            tls = await self._handshake(stream, address)
+            if tls is None:
+                return
+            sock, principal = tls, tls.principal
+            host = _peer_host(stream)
+        else:
+            sock = DirectSocket(stream)
+            host = sock.peer_host()
+        conn = _Connection(host, self._accepted, address, trio.current_time(), principal)
         self._open.add(conn)
+        if principal != ANONYMOUS and self.broker.keeps_log:
+            self.broker.request_log.connected(conn.id, principal)
         try:
             with conn.scope:
                 await self._serve_stream(sock, conn)
@@ -289,6 +313,26 @@ class Server:
             self._open.discard(conn)
             self.connections -= 1
             sock.close()
+            if principal != ANONYMOUS:
+                self.broker.request_log.disconnected(conn.id)
+
+    async def _handshake(self, stream: trio.SocketStream, address: Listener) -> TlsStream | None:
+        """An SSL listener's connection once its TLS handshake is done; None (the connection
+        closed, and one line logged) when it fails or does not finish in time."""
+        assert self.tls is not None
+        try:
+            return await handshake(stream, self.tls.context,
+                                   self.config.ssl_handshake_timeout_ms / 1000)
+        except HandshakeFailed as exc:
+            log.warning("closing connection from %s on %s listener %s: %s", _peer_host(stream),
+                        "SSL", address.name, exc)
+            stream.socket.close()
+            self.connections -= 1
+            return None
+        except BaseException:
+            stream.socket.close()
+            self.connections -= 1
+            raise
 
     async def _reap_idle(self) -> None:
         """Close connections idle longer than idle_timeout_ms (one task for all of them).
@@ -307,7 +351,7 @@ class Server:
                 elif now - conn.quiet_since >= idle_s:
                     conn.scope.cancel()
 
-    async def _serve_stream(self, stream: DirectSocket, conn: _Connection) -> None:
+    async def _serve_stream(self, stream: DirectSocket | TlsStream, conn: _Connection) -> None:
         """A connection's requests, in order, until it closes. Each receive is a batch:
         read what arrived, cut its complete frames and answer them (`_answer_frames`,
         `_take`), make the answers' records durable in one group commit and send the
@@ -395,7 +439,7 @@ class Server:
             batch.pos = pos
             batch.unsent = unsent
 
-    async def _take(self, reply: Reply, stream: DirectSocket, conn: _Connection,
+    async def _take(self, reply: Reply, stream: DirectSocket | TlsStream, conn: _Connection,
                     batch: _Batch) -> None:
         """An answer with more than a frame: its records and released answers join the
         batch's; an answer that must wait (a long poll, a rebalance, a held request) is
@@ -445,7 +489,7 @@ class Server:
         if batch.close:
             raise ConnectionAbort("a fault rule closes it")
 
-    async def _flush(self, stream: DirectSocket, batch: _Batch) -> None:
+    async def _flush(self, stream: DirectSocket | TlsStream, batch: _Batch) -> None:
         """Make the batch's records durable (one group commit), then answer in order."""
         await self._durable(batch.records)
         data = self._outgoing(batch)
@@ -461,6 +505,13 @@ class Server:
         if not out:
             return None
         return b"".join(out) if len(out) > 1 else out[0]
+
+
+def _peer_host(stream: trio.SocketStream) -> str:
+    try:
+        return str(stream.socket.getpeername()[0])
+    except OSError:
+        return "unknown"
 
 
 class _Batch:
@@ -500,8 +551,9 @@ class _Connection(Peer):
 
     __slots__ = ("quiet_since", "received", "scope", "seen", "waiting")
 
-    def __init__(self, host: str, connection_id: int, listener: Listener, now: float) -> None:
-        super().__init__(host, connection_id, listener)
+    def __init__(self, host: str, connection_id: int, listener: Listener, now: float,
+                 principal: str) -> None:
+        super().__init__(host, connection_id, listener, principal)
         self.scope = trio.CancelScope()
         self.received = 0  # receives so far
         self.seen = 0  # `received` when the reaper last saw it change
