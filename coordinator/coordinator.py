@@ -75,7 +75,7 @@ if TYPE_CHECKING:
 # (version, request, who asked) -> the response, or None while the request is parked.
 Handler = Callable[[int, "Struct", RequestContext], "Struct | None"]
 
-# The versions kcsim serves: the union of Kafka 3.9 and 4.3.
+# The versions kcsim serves: the union of Kafka 3.9 and 4.4's, where kcsim implements them.
 SUPPORTED_VERSIONS: dict[int, tuple[int, int]] = {
     8: (0, 10),  # OffsetCommit
     9: (0, 10),  # OffsetFetch
@@ -85,8 +85,8 @@ SUPPORTED_VERSIONS: dict[int, tuple[int, int]] = {
     14: (0, 5),  # SyncGroup
     15: (0, 6),  # DescribeGroups
     16: (0, 5),  # ListGroups
-    28: (0, 5),  # TxnOffsetCommit
-    42: (0, 2),  # DeleteGroups
+    28: (0, 6),  # TxnOffsetCommit
+    42: (0, 3),  # DeleteGroups
     47: (0, 0),  # OffsetDelete
     68: (0, 1),  # ConsumerGroupHeartbeat
     69: (0, 1),  # ConsumerGroupDescribe

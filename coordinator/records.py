@@ -170,6 +170,13 @@ class TransactionValue(Struct, array_like=True, gc=False):
     groups: list[str] = []
     start_ms: int = -1
     update_ms: int = -1
+    # Kafka's tagged fields (TransactionLogValue v1): the transaction version the client
+    # used for this transition (2: KIP-890 part 2, the epoch bumped at every end; 0 before),
+    # the producer id before an epoch overflow moved to a new one, and the id an ending
+    # transaction's overflow will move to. Older logs lack them and read as Kafka's defaults.
+    client_transaction_version: int = 0
+    previous_producer_id: int = -1
+    next_producer_id: int = -1
 
 
 class ProducerIdBlockKey(Struct, frozen=True, array_like=True, gc=False):

@@ -87,12 +87,16 @@ class TxnOffsetHandlers:
         now = self.rt.now
         out = []
         for t in request.topics:
-            count = topics.partition_count(t.name)
+            # v6 names topics by id only (KIP-1319); answers name them as asked.
+            name = t.name if version < 6 else topics.topic_name(t.topic_id)
+            count = None if name is None else topics.partition_count(name)
             parts = []
             for p in t.partitions:
                 index = p.partition_index
                 error: int
-                if count is None or not 0 <= index < count:
+                if name is None:
+                    error = E.UNKNOWN_TOPIC_ID
+                elif count is None or not 0 <= index < count:
                     error = E.UNKNOWN_TOPIC_OR_PARTITION
                 elif group_error:
                     error = group_error
@@ -104,13 +108,13 @@ class TxnOffsetHandlers:
                         p.committed_offset, p.committed_leader_epoch if version >= 2 else -1,
                         p.committed_metadata or "", now, -1)
                     self.rt.write(Record(PendingTxnOffsetKey(
-                        request.group_id, request.producer_id, t.name, index), value))
+                        request.group_id, request.producer_id, name, index), value))
                 parts.append(_Partition(partition_index=index, error_code=error))
-            out.append(_Topic(name=t.name, partitions=parts))
+            out.append(_Topic(name=t.name, topic_id=t.topic_id, partitions=parts))
         return TxnOffsetCommitResponse(throttle_time_ms=0, topics=out)
 
     def _validate(self, version: int, request: TxnOffsetCommitRequest) -> int:
-        generation = request.generation_id if version >= 3 else -1
+        generation = request.generation_id_or_member_epoch if version >= 3 else -1
         member_id = request.member_id if version >= 3 else ""
         instance_id = request.group_instance_id if version >= 3 else None
         without_membership = generation < 0 and not member_id and instance_id is None
@@ -125,7 +129,9 @@ class TxnOffsetHandlers:
             return E.NONE if generation == member.member_epoch else E.STALE_MEMBER_EPOCH
         group = self.rt.groups.get(request.group_id)
         if group is None:
-            return E.NONE if generation < 0 else E.ILLEGAL_GENERATION
+            if generation < 0:
+                return E.NONE
+            return E.GROUP_ID_NOT_FOUND if version >= 6 else E.ILLEGAL_GENERATION
         if group.state is DEAD or rule(Request.OUTSIDE_COMMIT, group.state) is Rule.UNAVAILABLE:
             return E.COORDINATOR_NOT_AVAILABLE
         if (generation < 0 and group.state is EMPTY) or without_membership:

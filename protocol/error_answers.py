@@ -342,8 +342,11 @@ def _txn_offset_commit(
     version: int, request: TxnOffsetCommitRequest, error: int
 ) -> TxnOffsetCommitResponse:
     R = TxnOffsetCommitResponse
-    return R(topics=_each_partition(request.topics, R.TxnOffsetCommitResponseTopic,
-                                    R.TxnOffsetCommitResponsePartition, error))
+    topics = _each_partition(request.topics, R.TxnOffsetCommitResponseTopic,
+                             R.TxnOffsetCommitResponsePartition, error)
+    for topic, asked in zip(topics, request.topics, strict=True):
+        topic.topic_id = asked.topic_id  # v6 names topics by id (KIP-1319)
+    return R(topics=topics)
 
 
 def _delete_groups(version: int, request: DeleteGroupsRequest, error: int) -> DeleteGroupsResponse:

@@ -28,6 +28,7 @@ from .shell.limits import log_connection_room, raise_open_file_limit
 from .shell.server import Server
 from .state.broker_state import BrokerState
 from .state.topics import TopicRegistry
+from .tls import open_tls
 
 if TYPE_CHECKING:
     from .config import Config
@@ -71,7 +72,7 @@ def build(config: Config, clock: Clock | None = None, *, loaded: bool = False) -
         view.tombstone_retention_ms = config.tombstone_retention_ms
         state.offsets_topic = view
         state.offsets_activation = activation.in_memory(view, state)
-        return Server(config, Dispatcher(state), clock)
+        return Server(config, Dispatcher(state), clock, tls=open_tls(config))
     # The writer stamps records with the server's clock (wall-clock time until it serves).
     durability = open_durability(config, clock.now_ms)
     topics = TopicRegistry(durability.open_partition)
@@ -89,16 +90,25 @@ def build(config: Config, clock: Clock | None = None, *, loaded: bool = False) -
         topics.close()
         durability.close()
         raise
-    return Server(config, Dispatcher(state), clock, durability)
+    try:
+        tls = open_tls(config)
+    except BaseException:
+        topics.close()
+        durability.close()
+        raise
+    return Server(config, Dispatcher(state), clock, durability, tls)
 
 
 def ready_line(config: Config, server: Server, control_url: str | None = None) -> str:
     """`kcsim ready on HOST:PORT` of the first listener (tools parse that part), then what
-    every listener advertises, then where the HTTP control API is, if it is served."""
+    every listener advertises, then where the HTTP control API is, if it is served, and
+    the CA file clients of SSL listeners trust, if kcsim made one."""
     host = config.listener_plans[0].host or "0.0.0.0"
     advertised = ",".join(str(address) for address in server.advertised)
     line = f"kcsim ready on {host}:{server.port}; advertised listeners {advertised}"
-    return line if control_url is None else f"{line}; control API {control_url}"
+    if control_url is not None:
+        line += f"; control API {control_url}"
+    return line if server.ssl_ca_file is None else f"{line}; SSL CA {server.ssl_ca_file}"
 
 
 async def run_until_signal(config: Config) -> int:

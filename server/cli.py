@@ -58,6 +58,10 @@ def _settings_arguments(p: argparse.ArgumentParser) -> None:
         if setting.boolean:
             p.add_argument(setting.flag, dest=setting.name, default=None,
                            action=argparse.BooleanOptionalAction, help=help_text)
+        elif setting.repeatable:  # each given adds one entry (config.load checks them)
+            p.add_argument(setting.flag, dest=setting.name, default=None, action="append",
+                           metavar=setting.name.upper(),
+                           help=help_text.replace("(default: ())", "(default: none)"))
         else:  # the text is converted and checked by config.load, like the environment's
             metavar = ("{" + ",".join(setting.choices) + "}" if setting.choices
                        else setting.name.split("_")[-1].upper())

@@ -18,6 +18,7 @@ import difflib
 import functools
 import json
 import os
+import ssl
 import tomllib
 import typing
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
@@ -28,9 +29,14 @@ from msgspec import Meta
 
 from kcsim.coordinator import ASSIGNORS, GroupConfig, TxnConfig, assignor_names
 from kcsim.coordinator.kafka_format import DEFAULT_PARTITIONS as DEFAULT_OFFSETS_PARTITIONS
+from kcsim.storage.compaction_policy import (
+    DEFAULT_MIN_CLEANABLE_DIRTY_RATIO,
+    DEFAULT_MIN_COMPACTION_LAG_MS,
+)
 from kcsim.storage.segment import DEFAULT_SEGMENT_BYTES, MIN_SEGMENT_BYTES
 from kcsim.storage.writer import DEFAULT_TOMBSTONE_RETENTION_MS, FsyncPolicy
 
+from . import features as features_mod
 from . import listeners as listeners_mod
 
 if TYPE_CHECKING:
@@ -101,6 +107,11 @@ def _valid_protocol_map(text: str) -> bool:
     return True
 
 
+def _valid_features(entries: tuple[str, ...]) -> bool:
+    features_mod.parse_pins(entries)
+    return True
+
+
 def _checked(expect: str, check: Callable[[Any], bool]) -> dict[str, Any]:
     """Meta extra of a setting whose values need more than a type and a range.
 
@@ -131,11 +142,27 @@ class Config(msgspec.Struct, kw_only=True):
         extra=_checked("NAME://host:port, comma-separated", _valid_advertised_listeners),
     )] = None
     listener_security_protocol_map: Annotated[str | None, Meta(
-        description="NAME:PROTOCOL for each listener, as Kafka's; kcsim speaks PLAINTEXT only "
-                    "(default: a listener named SSL, SASL_PLAINTEXT or SASL_SSL is refused, "
-                    "any other is PLAINTEXT)",
-        extra=_checked("NAME:PLAINTEXT, comma-separated", _valid_protocol_map),
+        description="NAME:PROTOCOL for each listener, as Kafka's; kcsim serves PLAINTEXT and "
+                    "SSL, not SASL yet (default: a listener named SSL speaks SSL, one named "
+                    "SASL_PLAINTEXT or SASL_SSL is refused, any other is PLAINTEXT)",
+        extra=_checked("NAME:PLAINTEXT or NAME:SSL, comma-separated", _valid_protocol_map),
     )] = None
+    ssl_keystore_location: Annotated[NonEmpty | None, Meta(
+        description="PEM file with the SSL listeners' certificate chain and private key "
+                    "(ssl.keystore.location of type PEM; default: a throw-away CA and server "
+                    "certificate made at start, the CA written to the data dir)")] = None
+    ssl_key_password: Annotated[NonEmpty | None, Meta(
+        description="password of the private key in --ssl-keystore-location, if encrypted "
+                    "(ssl.key.password)")] = None
+    ssl_truststore_location: Annotated[NonEmpty | None, Meta(
+        description="PEM file of the CAs whose client certificates are trusted "
+                    "(ssl.truststore.location; default: the generated CA)")] = None
+    ssl_client_auth: Annotated[Literal["none", "requested", "required"], Meta(
+        description="ssl.client.auth: whether SSL clients must (required) or may (requested) "
+                    "present a certificate; its subject is the connection's principal")] = "none"
+    ssl_handshake_timeout_ms: Annotated[PositiveMillis, Meta(
+        description="close an SSL connection whose TLS handshake has not finished by then"
+    )] = 10000
     node_id: Annotated[Int32, Meta(description="this broker's node id")] = 1
     cluster_id: Annotated[NonEmpty, Meta(
         description="cluster id reported in Metadata and DescribeCluster")] = "kcsim-cluster-000000000"
@@ -221,7 +248,18 @@ class Config(msgspec.Struct, kw_only=True):
         ge=MIN_SEGMENT_BYTES, le=INT32_MAX,
         description="size at which a log segment rolls")] = DEFAULT_SEGMENT_BYTES
     compaction_interval_ms: Annotated[Millis, Meta(
-        description="how often closed segments are compacted (0 = never)")] = 60000
+        description="the longest a dirty log waits for compaction: every interval, closed "
+                    "segments written since the last compaction are compacted whatever "
+                    "the dirty ratio (0 = never compact)")] = 60000
+    min_cleanable_dirty_ratio: Annotated[float, Meta(
+        ge=0.0, le=1.0,
+        description="min.cleanable.dirty.ratio: compact the log as soon as the closed "
+                    "segments written since the last compaction are more than this share of "
+                    "the closed segments' bytes (checked at start and as segments roll)",
+    )] = DEFAULT_MIN_CLEANABLE_DIRTY_RATIO
+    min_compaction_lag_ms: Annotated[Millis, Meta(
+        description="min.compaction.lag.ms: a record is compacted only once it is this old",
+    )] = DEFAULT_MIN_COMPACTION_LAG_MS
     tombstone_retention_ms: Annotated[Millis, Meta(
         description="how long compaction keeps tombstones")] = DEFAULT_TOMBSTONE_RETENTION_MS
     log_retention_check_interval_ms: Annotated[PositiveMillis, Meta(
@@ -236,6 +274,14 @@ class Config(msgspec.Struct, kw_only=True):
         description="wire API keys of PausePartitions,ResumePartitions,ListPausedPartitions",
         extra=_checked("three distinct API keys 0..32767, comma-separated", _valid_api_keys),
     )] = ",".join(map(str, DECLARED_EXTENSION_KEYS))
+    feature: Annotated[tuple[str, ...], Meta(
+        description="pin the finalized level of a feature ApiVersions reports, repeatable "
+                    "(a feature not pinned is finalized at the highest level kcsim "
+                    "implements; level 0 turns it off)",
+        extra=_checked("NAME=LEVEL, from: " + ", ".join(
+            f"{name} {lo}-{hi}" for name, (lo, hi) in features_mod.SUPPORTED.items()),
+            _valid_features),
+    )] = ()
     log_level: Annotated[LogLevel, Meta(description="how much the server logs")] = "INFO"
     request_log_size: Annotated[Int32 | None, Meta(
         description="requests the request log keeps, newest last, for tests to query "
@@ -267,8 +313,7 @@ class Config(msgspec.Struct, kw_only=True):
         """Where to listen and what to advertise, from --listeners or the shorthand
         (ValueError for settings that do not fit together: load and validate say which)."""
         bound = self._bound_listeners()
-        listeners_mod.check_protocols(bound, self._protocol_map())
-        return self._plans(bound)
+        return self._plans(bound, listeners_mod.protocols(bound, self._protocol_map()))
 
     def _bound_listeners(self) -> tuple[listeners_mod.Listener, ...]:
         if self.listeners is None:
@@ -280,20 +325,32 @@ class Config(msgspec.Struct, kw_only=True):
             return None
         return listeners_mod.parse_protocol_map(self.listener_security_protocol_map)
 
-    def _plans(self, bound: tuple[listeners_mod.Listener, ...]) -> tuple[listeners_mod.ListenerPlan, ...]:
+    def _plans(self, bound: tuple[listeners_mod.Listener, ...],
+               protocol_of: dict[str, str]) -> tuple[listeners_mod.ListenerPlan, ...]:
         if self.advertised_listeners is not None:
             return listeners_mod.plan(
-                bound, listeners_mod.parse(self.advertised_listeners, advertised=True))
-        plans = listeners_mod.plan(bound, ())
+                bound, listeners_mod.parse(self.advertised_listeners, advertised=True),
+                protocol_of)
+        plans = listeners_mod.plan(bound, (), protocol_of)
         if self.advertised_host is None and self.advertised_port is None:
             return plans
         return (plans[0]._replace(advertised_host=self.advertised_host,
                                   advertised_port=self.advertised_port),)
 
     @property
+    def feature_levels(self) -> dict[str, int]:
+        """The finalized level of each feature kcsim reports (level 0 left out)."""
+        return _finalized(self.feature)
+
+    @property
     def assignors(self) -> tuple[str, ...]:
         """consumer_group_assignors as names, the default first."""
         return assignor_names(self.consumer_group_assignors)
+
+
+@functools.cache
+def _finalized(pins: tuple[str, ...]) -> dict[str, int]:
+    return features_mod.finalized(features_mod.parse_pins(pins))
 
 
 # Pairs Kafka also requires to be ordered: (smaller, strictly?, larger).
@@ -320,6 +377,11 @@ class Setting(NamedTuple):
     @property
     def boolean(self) -> bool:
         return isinstance(self.kind, msgspec.inspect.BoolType)
+
+    @property
+    def repeatable(self) -> bool:
+        """A list: a flag given again adds to it, the environment separates with commas."""
+        return isinstance(self.kind, msgspec.inspect.VarTupleType)
 
     @property
     def flag(self) -> str:
@@ -350,6 +412,8 @@ def _describe(kind: Any, choices: tuple[Any, ...]) -> str:
         if kind.ge is not None and kind.le is not None:
             return f"an integer from {kind.ge} to {kind.le}"
         return "an integer" + (f" >= {kind.ge}" if kind.ge is not None else "")
+    if isinstance(kind, info.FloatType) and kind.ge is not None and kind.le is not None:
+        return f"a number from {kind.ge} to {kind.le}"
     if isinstance(kind, info.StrType):
         return "a non-empty string" if kind.min_length else "a string"
     return str(kind)
@@ -388,6 +452,8 @@ def _from_text(setting: Setting, text: str) -> Any:
     text = text.strip()
     if setting.optional and text == "":
         return None
+    if setting.repeatable:
+        return [part.strip() for part in text.split(",") if part.strip()]
     if isinstance(setting.kind, msgspec.inspect.BoolType):
         word = text.lower()
         return "true" if word in _TRUE_WORDS else "false" if word in _FALSE_WORDS else text
@@ -488,6 +554,8 @@ def load(file: str | None = None, env: Mapping[str, str] | None = None, *,
             setting = SETTINGS[name]
             if isinstance(value, bool):
                 where = setting.flag if value else "--no-" + setting.flag[2:]
+            elif isinstance(value, list):  # a repeatable flag, as given
+                where = " ".join(f"{setting.flag} {v}" for v in value)
             else:
                 where = f"{setting.flag} {value}"
             put(name, value, where, text=isinstance(value, str))
@@ -540,15 +608,50 @@ def _check_listeners(cfg: Config, given: Mapping[str, str]) -> None:
                     f"give the address in {SETTINGS[full].flag} ({SETTINGS[full].env}) instead")
     bound = cfg._bound_listeners()
     try:
-        listeners_mod.check_protocols(bound, cfg._protocol_map())
+        protocol_of = listeners_mod.protocols(bound, cfg._protocol_map())
     except ValueError as exc:
         key = ("listener_security_protocol_map" if cfg.listener_security_protocol_map is not None
                else "listeners")
         raise ConfigError(f"{_named(key, cfg, given)}: {exc}") from None
     try:
-        cfg._plans(bound)
+        cfg._plans(bound, protocol_of)
     except ValueError as exc:
         raise ConfigError(f"{_named('advertised_listeners', cfg, given)}: {exc}") from None
+    _check_ssl(cfg, given)
+
+
+def _check_ssl(cfg: Config, given: Mapping[str, str]) -> None:
+    """The SSL files must be there and fit together: a key password needs a key store, a
+    key store's certificate must match its key, client certificates need CAs to trust."""
+    for name in ("ssl_keystore_location", "ssl_truststore_location"):
+        path = getattr(cfg, name)
+        if path is not None and not os.path.isfile(path):
+            raise ConfigError(f"{given[name]}: no such file")
+    truststore = cfg.ssl_truststore_location
+    if truststore is not None:
+        try:
+            ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_verify_locations(truststore)
+        except ssl.SSLError as exc:
+            raise ConfigError(f"{given['ssl_truststore_location']}: not PEM certificates: "
+                              f"{exc.reason or exc}") from None
+    keystore = cfg.ssl_keystore_location
+    if keystore is None:
+        if cfg.ssl_key_password is not None:
+            raise ConfigError(f"{SETTINGS['ssl_key_password'].flag} is given without "
+                              f"{SETTINGS['ssl_keystore_location'].flag}")
+        return
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(
+            keystore, password=cfg.ssl_key_password)
+    except ssl.SSLError as exc:
+        raise ConfigError(f"{given['ssl_keystore_location']}: not a PEM certificate chain "
+                          f"with its private key (or the wrong --ssl-key-password): "
+                          f"{exc.reason or exc}") from None
+    if cfg.ssl_client_auth != "none" and cfg.ssl_truststore_location is None:
+        raise ConfigError(f"{_named('ssl_client_auth', cfg, given)} with "
+                          f"{given['ssl_keystore_location']} needs "
+                          f"{SETTINGS['ssl_truststore_location'].flag}: the CAs that sign "
+                          "the clients' certificates")
 
 
 def _named(name: str, cfg: Config, given: Mapping[str, str]) -> str:

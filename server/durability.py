@@ -174,7 +174,9 @@ def open_durability(config: Config, clock_ms: Any) -> Durability:
     writer = GroupCommitWriter(
         record_log, config.fsync, interval_ms=config.fsync_interval_ms,
         compact_interval_ms=config.compaction_interval_ms or None,
-        tombstone_retention_ms=config.tombstone_retention_ms, clock_ms=clock_ms)
+        tombstone_retention_ms=config.tombstone_retention_ms,
+        min_cleanable_dirty_ratio=config.min_cleanable_dirty_ratio,
+        min_compaction_lag_ms=config.min_compaction_lag_ms, clock_ms=clock_ms)
     partitions = root / "partitions"
     partitions.mkdir(exist_ok=True)
     return Durability(lock, record_log, writer, partitions)

@@ -7,9 +7,11 @@ it by different addresses at once: the host through a published port, other
 containers through a network alias. `--host/--port/--advertised-host/
 --advertised-port` are the one-listener shorthand, a listener named PLAINTEXT.
 
-kcsim speaks PLAINTEXT only: a listener whose security protocol (its name, or
-what `listener_security_protocol_map` maps it to) is anything else is refused
-at start-up, not accepted and then failing on the first handshake.
+Each listener speaks a security protocol: what `listener_security_protocol_map`
+maps its name to, or, without a map, its name when that is a protocol's
+(`SSL://:9093` speaks SSL) and PLAINTEXT otherwise. kcsim serves PLAINTEXT and
+SSL; a SASL listener is refused at start-up, not accepted and then failing on
+the first handshake.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import NamedTuple
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 WILDCARD_HOSTS = ("", "0.0.0.0", "::")
+SERVED_PROTOCOLS = ("PLAINTEXT", "SSL")
 SHORTHAND_NAME = "PLAINTEXT"
 
 _ENTRY = re.compile(r"(?P<name>[A-Za-z0-9_]+)://(?:\[(?P<ipv6>[0-9A-Fa-f:.%]+)\]|(?P<host>[^\s:/\[\]]*))"
@@ -46,6 +49,7 @@ class ListenerPlan(NamedTuple):
     port: int
     advertised_host: str | None = None
     advertised_port: int | None = None
+    protocol: str = "PLAINTEXT"  # the security protocol it speaks
 
     def advertise(self, bound_port: int) -> Listener:
         """The address clients of this listener are given, once its port is known.
@@ -88,7 +92,7 @@ def parse(text: str, *, advertised: bool = False) -> tuple[Listener, ...]:
 
 
 def parse_protocol_map(text: str) -> dict[str, str]:
-    """`NAME:PROTOCOL,...` with every protocol PLAINTEXT; ValueError otherwise."""
+    """`NAME:PROTOCOL,...` with every protocol one kcsim serves; ValueError otherwise."""
     mapping: dict[str, str] = {}
     for entry in (part.strip() for part in text.split(",")):
         name, sep, protocol = entry.partition(":")
@@ -98,27 +102,38 @@ def parse_protocol_map(text: str) -> dict[str, str]:
                              + ", ".join(SECURITY_PROTOCOLS))
         if name in mapping:
             raise ValueError(f"listener name {name} appears twice")
-        if protocol != "PLAINTEXT":
-            raise ValueError(f"{name} maps to {protocol}: kcsim speaks PLAINTEXT only")
+        if protocol not in SERVED_PROTOCOLS:
+            raise ValueError(f"{name} maps to {protocol}: {_NOT_SERVED}")
         mapping[name] = protocol
     return mapping
 
 
-def check_protocols(listeners: tuple[Listener, ...], protocol_map: dict[str, str] | None) -> None:
-    """Every listener must speak PLAINTEXT: by the map, or by its name when there is none."""
+_NOT_SERVED = "SASL is not served yet; kcsim serves PLAINTEXT and SSL listeners"
+
+
+def protocols(listeners: tuple[Listener, ...], protocol_map: dict[str, str] | None) -> dict[str, str]:
+    """The security protocol of each listener, by name: by the map, or by its name when
+    there is none; ValueError for a listener without one or speaking SASL."""
+    out = {}
     for listener in listeners:
         if protocol_map is not None:
             if listener.name not in protocol_map:
                 raise ValueError(f"listener {listener.name} has no security protocol "
                                  "in the listener security protocol map")
-        elif listener.name in SECURITY_PROTOCOLS and listener.name != "PLAINTEXT":
-            raise ValueError(f"kcsim speaks PLAINTEXT only: listener {listener.name} would speak "
-                             f"{listener.name} (name it otherwise, or map it to PLAINTEXT in "
+            out[listener.name] = protocol_map[listener.name]
+        elif listener.name in SECURITY_PROTOCOLS and listener.name not in SERVED_PROTOCOLS:
+            raise ValueError(f"listener {listener.name} would speak {listener.name}: "
+                             f"{_NOT_SERVED} (name it otherwise, or map it to one of them in "
                              "the listener security protocol map)")
+        else:
+            out[listener.name] = listener.name if listener.name == "SSL" else "PLAINTEXT"
+    return out
 
 
-def plan(listeners: tuple[Listener, ...], advertised: tuple[Listener, ...]) -> tuple[ListenerPlan, ...]:
-    """Bind plans in the order listeners were given; advertised entries must name one."""
+def plan(listeners: tuple[Listener, ...], advertised: tuple[Listener, ...],
+         protocol_of: dict[str, str] | None = None) -> tuple[ListenerPlan, ...]:
+    """Bind plans in the order listeners were given; advertised entries must name one.
+    `protocol_of`: each listener's security protocol (PLAINTEXT when not named)."""
     by_name = {a.name: a for a in advertised}
     unknown = set(by_name) - {listener.name for listener in listeners}
     if unknown:
@@ -127,5 +142,6 @@ def plan(listeners: tuple[Listener, ...], advertised: tuple[Listener, ...]) -> t
     plans = []
     for x in listeners:
         a = by_name.get(x.name)
-        plans.append(ListenerPlan(x.name, x.host, x.port, a and a.host, a and a.port))
+        protocol = (protocol_of or {}).get(x.name, "PLAINTEXT")
+        plans.append(ListenerPlan(x.name, x.host, x.port, a and a.host, a and a.port, protocol))
     return tuple(plans)

@@ -8,10 +8,14 @@ Installed with kcsim (entry point `pytest11`): any test can ask for
   `kcsim_persistent.restart()` stops it and starts it again on the same port;
 - `kcsim_trio`: for `async def` tests (pytest-trio): a broker inside the test's
   own trio run; ask for `autojump_clock` too and its time is trio's MockClock;
+- `kcsim_ssl`: the same as `kcsim` on an SSL listener (`kcsim_ssl.bootstrap`), with a
+  PLAINTEXT one beside it, serving a certificate of a CA made for it: clients trust
+  `kcsim_ssl.ssl_ca_file`; `kcsim_ssl.issue_client_cert("client")` gives a client
+  certificate for mutual TLS (client certificates are requested, not required);
 - `kcsim_embedded_factory`: start brokers with settings, e.g.
   `kcsim_embedded_factory(default_partitions=3, initial_rebalance_delay_ms=0)`.
 
-Settings for `kcsim`, `kcsim_persistent` and `kcsim_trio` come from a marker:
+Settings for `kcsim`, `kcsim_ssl`, `kcsim_persistent` and `kcsim_trio` come from a marker:
 `@pytest.mark.kcsim(default_partitions=3)`. Each broker carries the controls
 (kcsim.testing): `.clock`, `.faults`, `.requests(...)`, `.wait_for_group(...)`, ...
 """
@@ -64,6 +68,16 @@ def kcsim_embedded_factory() -> Iterator[Callable[..., EmbeddedServer]]:
 def kcsim(request: pytest.FixtureRequest,
           kcsim_embedded_factory: Callable[..., EmbeddedServer]) -> EmbeddedServer:
     return kcsim_embedded_factory(**_marked(request))
+
+
+SSL_SETTINGS = {"listeners": "SSL://127.0.0.1:0,PLAINTEXT://127.0.0.1:0",
+                "ssl_client_auth": "requested"}
+
+
+@pytest.fixture
+def kcsim_ssl(request: pytest.FixtureRequest,
+              kcsim_embedded_factory: Callable[..., EmbeddedServer]) -> EmbeddedServer:
+    return kcsim_embedded_factory(**{**SSL_SETTINGS, **_marked(request)})
 
 
 @pytest.fixture

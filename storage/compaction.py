@@ -86,9 +86,10 @@ class CompactionStats:
 
 
 def compact(record_log: RecordLog, *, tombstone_retention_ms: int,
-            now_ms: int | None = None) -> CompactionStats:
+            now_ms: int | None = None, segments: int | None = None) -> CompactionStats:
     """Rewrite the closed segments of ``record_log``; returns what changed.
 
+    ``segments`` limits it to that many leading closed segments (default: all).
     Safe to call while another thread appends. Two compactions of the same
     log at once are refused.
     """
@@ -98,7 +99,7 @@ def compact(record_log: RecordLog, *, tombstone_retention_ms: int,
     if not record_log.compaction_lock.acquire(blocking=False):
         raise StorageError(f"a compaction of {record_log.directory} is already running")
     try:
-        inputs = record_log.closed_segments()
+        inputs = record_log.closed_segments()[:segments]
         if not inputs:
             return CompactionStats()
         buffers = [_read_segment(segment) for segment in inputs]

@@ -15,6 +15,12 @@ Once replayed, the log is safe to share between threads: appends, rolls and
 the segment list are guarded by a lock that is never held across an fsync, so
 an fsync running in a worker thread does not stall appends on the event-loop
 thread. Replay itself is a start-up step and must not race appends.
+
+The log also keeps its clean/dirty split for the compaction policy
+(``storage.compaction_policy``): the clean end read back from the cleaner
+checkpoint (``storage.cleaner_checkpoint``), and running byte counts of the
+closed segments on either side of it, updated when a segment rolls and when a
+compaction swaps segments, so that asking how dirty the log is costs no scan.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from typing import TYPE_CHECKING, Self
 import msgspec
 
 from . import manifest
+from .cleaner_checkpoint import CleanerCheckpoint, read_checkpoint, write_checkpoint
+from .compaction_policy import DirtySegment, LogShape
 from .errors import CorruptLogError, StorageError
 from .fsutil import fsync_dir, fsync_path, make_dirs_durably
 from .segment import (
@@ -82,6 +90,12 @@ class RecordLog:
         self._dir_dirty = False
         self._closed = False
         self._broken: BaseException | None = None
+        self._checkpoint = read_checkpoint(directory)
+        self._clean_segments = 0  # the leading closed segments a compaction wrote
+        self._clean_bytes = 0
+        self._dirty_bytes = 0  # of the closed segments after them
+        self._newest_ms: dict[int, int] = {}  # base -> newest record's time, of dirty segments
+        self._last_append_ms = 0
 
     # -- opening ------------------------------------------------------------------
 
@@ -163,7 +177,23 @@ class RecordLog:
                 self._accept_scan(self._validated, buf, scan)
             if not self._read_only:
                 self._open_active_segment()
+            self._settle_clean_end()
             self._ready = True
+
+    def _settle_clean_end(self) -> None:
+        """Count the clean and dirty bytes; a log cut (repaired) below its checkpoint
+        lowers it first, since the positions past the cut will be written anew (a
+        read-only log only counts: its last segment is the active one of a writer)."""
+        closed = self._segments[:-1]
+        fits = [s.end for s in closed if s.end <= self._checkpoint.clean_end]
+        clean_end = fits[-1] if fits else 0
+        if clean_end != self._checkpoint.clean_end and not self._read_only:
+            log.warning("the cleaner checkpoint of %s said clean up to %d, the log has %d",
+                        self._directory, self._checkpoint.clean_end, clean_end)
+            self._checkpoint = CleanerCheckpoint(clean_end, self._checkpoint.compacted_at_ms)
+            write_checkpoint(self._directory, self._checkpoint)
+        with self._lock:
+            self._recount()
 
     def _accept_scan(self, index: int, buf: bytes, scan: ScanResult) -> None:
         """Act on start-up's verdict on segment ``index``: cut a torn tail, refuse damage."""
@@ -236,13 +266,15 @@ class RecordLog:
         """
         if not records:
             return
-        frames = encode_frames(self._types, records,
-                               now_ms() if timestamp_ms is None else timestamp_ms)
+        if timestamp_ms is None:
+            timestamp_ms = now_ms()
+        frames = encode_frames(self._types, records, timestamp_ms)
         if not self._ready:
             self._ensure_ready()
         with self._lock:
             if self._closed or self._read_only or self._broken is not None:
                 self._check_writable()
+            self._last_append_ms = timestamp_ms
             try:
                 active = self._segments[-1]
                 if len(frames) == 1:  # records of one type: the usual append
@@ -282,6 +314,8 @@ class RecordLog:
         old.sealed_end = end
         self._active.close()
         self._active = None
+        self._dirty_bytes += old.size
+        self._newest_ms[old.base] = self._last_append_ms
         self._unsynced_paths.append(old.path)
         return self._create_segment(end)
 
@@ -433,6 +467,61 @@ class RecordLog:
                 raise StorageError("segments changed under compaction")
             self._segments[: len(old)] = new
             self._validated += len(new) - len(old)
+            self._recount()
+
+    # -- the clean/dirty split, for the compaction policy ----------------------------
+
+    @property
+    def dirty_bytes(self) -> int:
+        """Bytes of the closed segments written since the last compaction: it changes
+        when a segment rolls or a compaction ends, so reading it is free."""
+        return self._dirty_bytes
+
+    @property
+    def cleaner_checkpoint(self) -> CleanerCheckpoint:
+        return self._checkpoint
+
+    def shape(self) -> LogShape:
+        """The closed segments split at the clean end, each dirty one with the time of
+        its newest record (the file's modification time for one closed before this open)."""
+        self._ensure_ready()
+        with self._lock:
+            dirty = self._segments[self._clean_segments:-1]
+            newest = dict(self._newest_ms)
+            clean_segments, clean_bytes = self._clean_segments, self._clean_bytes
+            checkpoint = self._checkpoint
+        for segment in dirty:
+            if segment.base not in newest:
+                newest[segment.base] = _modified_ms(segment.path)
+        with self._lock:
+            for base, ms in newest.items():
+                self._newest_ms.setdefault(base, ms)
+        return LogShape(clean_segments, clean_bytes,
+                        tuple(DirtySegment(s.size, newest[s.base]) for s in dirty),
+                        checkpoint.compacted_at_ms)
+
+    def mark_clean(self, clean_end: int, compacted_at_ms: int) -> None:
+        """A compaction rewrote the closed segments up to position ``clean_end``: record
+        them as clean, durably (blocking: call it off the event loop, after the swap)."""
+        checkpoint = CleanerCheckpoint(clean_end, compacted_at_ms)
+        write_checkpoint(self._directory, checkpoint)
+        with self._lock:
+            self._checkpoint = checkpoint
+            self._recount()
+
+    def _recount(self) -> None:
+        """Clean and dirty bytes from the segment list (under the lock; after a change
+        of the clean end or of the segments, never per append)."""
+        closed = self._segments[:-1]
+        clean_end = self._checkpoint.clean_end
+        clean = 0
+        while clean < len(closed) and closed[clean].end <= clean_end:
+            clean += 1
+        self._clean_segments = clean
+        self._clean_bytes = sum(s.size for s in closed[:clean])
+        self._dirty_bytes = sum(s.size for s in closed[clean:])
+        live = {s.base for s in closed[clean:]}
+        self._newest_ms = {b: ms for b, ms in self._newest_ms.items() if b in live}
 
 
 def _check_headers(directory: str, files: dict[int, str], *, repair: bool,
@@ -485,6 +574,13 @@ def _restart_torn_segment(base: int, path: str, problem: str, read_only: bool) -
         finally:
             writer.close()
     return Segment(base, path, SEGMENT_HEADER_SIZE, 0)
+
+
+def _modified_ms(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns // 1_000_000
+    except FileNotFoundError:
+        return 0  # compacted away meanwhile: its records are no longer dirty
 
 
 def _read_file(path: str, size: int | None) -> bytes:

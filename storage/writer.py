@@ -21,12 +21,19 @@ and later commits raise StorageFailedError and the server is expected to exit.
 
 Blocking file work runs in worker threads (trio.to_thread), except the appends
 of the "interval" and "never" policies, which only copy into the page cache.
+
+Compaction runs in the writer task too, between two flushes, when
+``storage.compaction_policy`` says so. The writer asks it when the log's dirty
+bytes changed (a segment rolled: a free check after each append), when the
+server asks (:meth:`check_compaction`, once it is ready after a replay), every
+``compact_interval_ms`` (the longest a dirty log waits) and when a segment too
+young for ``min_compaction_lag_ms`` comes of age. ``compact_interval_ms=None``
+turns compaction off.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import math
 import time
@@ -36,6 +43,12 @@ from typing import TYPE_CHECKING, Literal
 import trio
 
 from .compaction import DEFAULT_TOMBSTONE_RETENTION_MS, CompactionStats, compact
+from .compaction_policy import (
+    DEFAULT_MIN_CLEANABLE_DIRTY_RATIO,
+    DEFAULT_MIN_COMPACTION_LAG_MS,
+    CompactionPolicy,
+    decide,
+)
 from .errors import StorageClosedError, StorageError, StorageFailedError
 from .records import Record
 
@@ -43,7 +56,6 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Sequence
 
     from .log import RecordLog
-    from .segment import Segment
 
 FsyncPolicy = Literal["always", "interval", "never"]
 FSYNC_POLICIES: tuple[str, ...] = ("always", "interval", "never")
@@ -93,6 +105,8 @@ class GroupCommitWriter:
         interval_ms: int = 1000,
         compact_interval_ms: int | None = None,
         tombstone_retention_ms: int = DEFAULT_TOMBSTONE_RETENTION_MS,
+        min_cleanable_dirty_ratio: float = DEFAULT_MIN_CLEANABLE_DIRTY_RATIO,
+        min_compaction_lag_ms: int = DEFAULT_MIN_COMPACTION_LAG_MS,
         clock_ms: Callable[[], int] = _wall_clock_ms,
     ) -> None:
         if fsync not in FSYNC_POLICIES:
@@ -105,6 +119,8 @@ class GroupCommitWriter:
         self._interval_s = interval_ms / 1000
         self._compact_interval_s = None if compact_interval_ms is None else compact_interval_ms / 1000
         self._tombstone_retention_ms = tombstone_retention_ms
+        self._compaction_policy = CompactionPolicy(
+            min_cleanable_dirty_ratio, min_compaction_lag_ms, tombstone_retention_ms)
         self._clock_ms = clock_ms
         self.stats = WriterStats()
         self._batch = _Batch()
@@ -116,9 +132,11 @@ class GroupCommitWriter:
         self._stopped = trio.Event()
         self._appended_since_sync = False
         self._last_sync_time = _now()
-        self._compacted_segments: tuple[Segment, ...] = ()
-        self._last_compaction_ms: int | None = None
         self._last_compaction_check = _now()
+        self._dirty_seen = 0  # the log's dirty bytes when the policy was last asked
+        self._check_asked = False  # check_compaction was called
+        self._interval_passed = False  # a compaction interval passed since the policy was asked
+        self._recheck_at: float | None = None  # a dirty segment comes of age (trio time)
         self._compaction_holds = 0  # compactions_held: segments read outside the lock
         self._holds_released = trio.Event()
         self.on_durable: Callable[[Sequence[Record]], None] | None = None
@@ -214,6 +232,8 @@ class GroupCommitWriter:
         except (OSError, StorageError) as exc:
             raise self._fail(exc) from exc
         self.stats.records += len(records)
+        if self._log.dirty_bytes != self._dirty_seen and self._compact_interval_s is not None:
+            self._wakeup.set()  # a segment rolled: the writer task asks the policy
         if not self._appended_since_sync:
             self._appended_since_sync = True
             if self._policy == "interval":
@@ -251,8 +271,9 @@ class GroupCommitWriter:
                     await self._flush()
                     if self._policy == "interval" and self._sync_due(trio.current_time()):
                         await self._sync_in_thread()
-                    if self._compaction_due():
-                        await self._compact(self._tombstone_retention_ms, None)
+                    segments = self._compaction_due()
+                    if segments:
+                        await self._compact(self._tombstone_retention_ms, None, segments)
             if self._failure is None:
                 async with self._critical:
                     await self._flush()
@@ -285,6 +306,8 @@ class GroupCommitWriter:
             deadlines.append(self._last_sync_time + self._interval_s)
         if self._compact_interval_s is not None:
             deadlines.append(self._last_compaction_check + self._compact_interval_s)
+            if self._recheck_at is not None:
+                deadlines.append(self._recheck_at)
         with trio.move_on_at(min(deadlines) if deadlines else math.inf):
             await self._wakeup.wait()
         self._wakeup = trio.Event()
@@ -364,8 +387,16 @@ class GroupCommitWriter:
             if not self._compaction_holds:
                 self._holds_released.set()
                 self._holds_released = trio.Event()
+                self._wakeup.set()  # a check put off by the hold is due now
 
     # -- compaction -------------------------------------------------------------------
+
+    def check_compaction(self) -> None:
+        """Have the writer task ask the compaction policy now (the server calls it once
+        it is ready, after a replay, so a log left dirty by short lives gets compacted
+        without waiting for an interval, and without delaying the start)."""
+        self._check_asked = True
+        self._wakeup.set()
 
     async def compact_now(self, *, tombstone_retention_ms: int | None = None,
                           now_ms: int | None = None) -> CompactionStats:
@@ -377,47 +408,64 @@ class GroupCommitWriter:
             self._raise_if_unusable()
             retention = (self._tombstone_retention_ms if tombstone_retention_ms is None
                          else tombstone_retention_ms)
-            return await self._compact(retention, now_ms)
+            return await self._compact(retention, now_ms, len(self._log.closed_segments()))
 
-    async def _compact(self, retention_ms: int, now_ms: int | None) -> CompactionStats:
+    async def _compact(self, retention_ms: int, now_ms: int | None,
+                       segments: int) -> CompactionStats:
+        """Compact the first `segments` segments (closed ones), then record them clean."""
         if now_ms is None:
             now_ms = self._clock_ms()
-        run = functools.partial(compact, self._log, tombstone_retention_ms=retention_ms,
-                                now_ms=now_ms)
         try:
-            stats = await trio.to_thread.run_sync(run)
+            stats = await trio.to_thread.run_sync(self._compact_and_mark, retention_ms,
+                                                  now_ms, segments)
         except (OSError, StorageError) as exc:
             raise self._fail(exc) from exc
         self.stats.compactions += 1
-        self._last_compaction_ms = now_ms
+        self._check_asked = True  # segments that rolled meanwhile may be dirty enough
+        self._wakeup.set()
         if self.on_compacted is not None:
             try:
                 self.on_compacted(now_ms, retention_ms)
             except Exception:
                 log.exception("on_compacted failed")
-        # Only the segments this compaction produced (or left as they were): segments
-        # closed by appends while it ran still need compacting.
-        covered = stats.segments_before if stats.skipped else stats.segments_after
-        self._compacted_segments = self._log.segments[:covered]
         return stats
 
-    def _compaction_due(self) -> bool:
-        """Every compact_interval_ms: compact if segments closed since the last
-        compaction, or if tombstones it kept may have expired since."""
+    def _compact_and_mark(self, retention_ms: int, now_ms: int,
+                          segments: int) -> CompactionStats:
+        """Runs in a worker thread. Positions survive compaction, so the end of the
+        inputs, read before, is the clean end after."""
+        inputs = self._log.segments[:segments]
+        stats = compact(self._log, tombstone_retention_ms=retention_ms, now_ms=now_ms,
+                        segments=segments)
+        if inputs:
+            self._log.mark_clean(inputs[-1].end, now_ms)
+        return stats
+
+    def _compaction_due(self) -> int:
+        """How many leading segments to compact now (0: none), as the policy says, when
+        there is reason to ask it: the dirty bytes changed, the server asked, an interval
+        passed or a dirty segment came of age."""
         if self._compact_interval_s is None:
-            return False
+            return 0
         now = trio.current_time()
-        if now < self._last_compaction_check + self._compact_interval_s:
-            return False
-        self._last_compaction_check = now
-        if self._compaction_holds:
-            return False  # asked again an interval later
-        closed = self._log.segments[:-1]
-        if not closed:
-            return False
-        if any(a is not b for a, b in zip(closed, self._compacted_segments)) or \
-                len(closed) != len(self._compacted_segments):
-            return True
-        if self._last_compaction_ms is None:
-            return True
-        return self._clock_ms() - self._last_compaction_ms >= self._tombstone_retention_ms
+        if now >= self._last_compaction_check + self._compact_interval_s:
+            self._last_compaction_check = now
+            self._interval_passed = True
+        if self._recheck_at is not None and now >= self._recheck_at:
+            self._recheck_at = None
+            self._check_asked = True
+        dirty = self._log.dirty_bytes
+        if self._compaction_holds or not (
+                self._interval_passed or self._check_asked or dirty != self._dirty_seen):
+            return 0  # held: asked again when the holds are released
+        interval_elapsed, self._interval_passed = self._interval_passed, False
+        self._check_asked = False
+        self._dirty_seen = dirty
+        now_ms = self._clock_ms()
+        decision = decide(self._compaction_policy, self._log.shape(), now_ms,
+                          interval_elapsed=interval_elapsed)
+        self._recheck_at = (None if decision.recheck_at_ms is None
+                            else now + (decision.recheck_at_ms - now_ms) / 1000)
+        if decision.segments:
+            log.debug("compacting %d segments: %s", decision.segments, decision.reason)
+        return decision.segments

@@ -56,6 +56,9 @@ class KcsimProcess:
                 cmd.append(flag)
             elif value is False:
                 cmd.append("--no-" + name.replace("_", "-"))
+            elif isinstance(value, (list, tuple)):  # a repeatable flag
+                for item in value:
+                    cmd += [flag, str(item)]
             else:
                 cmd += [flag, str(value)]
         return cmd

@@ -103,7 +103,8 @@ class Loop:
             producer_epoch=self.epoch, group_id=GROUP)).error_code)
         cls = message_class(TXN_COMMIT, "request")
         sent = call(request(TXN_COMMIT, 3, transactional_id=TXN_ID, group_id=GROUP,
-                            producer_id=self.pid, producer_epoch=self.epoch, generation_id=-1,
+                            producer_id=self.pid, producer_epoch=self.epoch,
+                            generation_id_or_member_epoch=-1,
                             member_id="", group_instance_id=None, topics=[
                                 cls.TxnOffsetCommitRequestTopic(name=SOURCE, partitions=[
                                     cls.TxnOffsetCommitRequestPartition(

@@ -49,8 +49,8 @@ from ..shared.deadlines import Deadlines
 from ..shared.interface import Ending, Failure, Outcome
 from ..shared.journal import Journal
 from ..shared.timers import TimerKey
-from .metadata import TxnMetadata
-from .state import ADD_RULES, END_RULES, INIT_RULES, Add, End, Init, TxnState
+from .metadata import MAX_EPOCH, TxnMetadata
+from .state import ADD_RULES, END_RULES, END_V2_RULES, INIT_RULES, Add, End, Init, TxnState
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         DescribeTransactionsRequest,
         EndTxnRequest,
         ListTransactionsRequest,
+        TxnOffsetCommitRequest,
     )
 
     from ..shared.interface import TopicLookup
@@ -80,6 +81,14 @@ PRODUCER_ID_BLOCK = 1000
 # answered INVALID_PRODUCER_EPOCH instead.
 FENCED_SINCE = {22: 4, 24: 2, 25: 2, 26: 2, 28: 3}
 
+# The first versions of the requests that add to a transaction themselves (KIP-890 part 2).
+_IMPLICIT_SINCE = {0: 12, 28: 5}
+# What a Produce is answered when adding its partition fails: a fenced epoch is
+# INVALID_PRODUCER_EPOCH, and a transaction still ending NOT_ENOUGH_REPLICAS, which every
+# client retries (Kafka's ReplicaManager).
+_AS_PRODUCE_ERROR: dict[int, int] = {E.PRODUCER_FENCED: E.INVALID_PRODUCER_EPOCH,
+                                     E.CONCURRENT_TRANSACTIONS: E.NOT_ENOUGH_REPLICAS}
+
 R = TypeVar("R")
 _Request = TypeVar("_Request", bound=Struct)
 
@@ -92,6 +101,13 @@ def fenced(api_key: int, version: int) -> int:
 @dataclass
 class TxnConfig:
     transaction_max_timeout_ms: int = 900000
+    # The finalized `transaction.version` feature, which ApiVersions advertises (the
+    # server's features table, `--feature transaction.version=N`): 2 (a fresh Kafka 4.4
+    # cluster) lets Produce v12+ and TxnOffsetCommit v5+ add to the producer's transaction
+    # implicitly (KIP-890 part 2); below it the explicit AddPartitionsToTxn /
+    # AddOffsetsToTxn path is the only one. EndTxn follows its request's version either
+    # way, as Kafka's.
+    transaction_version: int = 2
 
 
 class TransactionCoordinator:
@@ -302,7 +318,9 @@ class TransactionCoordinator:
         return E.NONE, meta
 
     def _add(self, meta: TxnMetadata, partitions: set[tuple[str, int]],
-             groups: set[str]) -> int:
+             groups: set[str], client_version: int) -> int:
+        """Add to the open transaction (beginning one at rest); `client_version` is the
+        transaction version the request speaks (2 for KIP-890 part 2's requests)."""
         does = ADD_RULES[meta.state]
         if does is Add.RETRY:
             return E.CONCURRENT_TRANSACTIONS
@@ -310,10 +328,11 @@ class TransactionCoordinator:
             return E.NONE
         if meta.state is S.ONGOING:
             new = meta.moved_to(S.ONGOING, self.now, partitions=meta.partitions | partitions,
-                                groups=meta.groups | groups)
+                                groups=meta.groups | groups, client_version=client_version)
         else:
             new = meta.moved_to(S.ONGOING, self.now, partitions=set(partitions),
-                                groups=set(groups), start_ms=self.now)
+                                groups=set(groups), start_ms=self.now,
+                                client_version=client_version)
         self._write(new)
         return E.NONE
 
@@ -350,15 +369,15 @@ class TransactionCoordinator:
         if unknown:
             error_of: dict[tuple[str, int], int] = dict.fromkeys(unknown, E.UNKNOWN_TOPIC_OR_PARTITION)
             error_of.update(dict.fromkeys(wanted, E.OPERATION_NOT_ATTEMPTED))
+        elif verify_only:
+            error_of = self._verify(version, txn_id, pid, epoch, wanted)
         else:
             error, meta = self._check(24, version, txn_id, pid, epoch)
-            if verify_only and meta is not None:
-                error_of = {tp: (E.NONE if meta.state is S.ONGOING and tp in meta.partitions
-                                 else E.INVALID_TXN_STATE) for tp in wanted}
-            else:
-                if meta is not None:
-                    error = self._add(meta, wanted, set())
-                error_of = dict.fromkeys(wanted, error)
+            if meta is not None:
+                # v4+ comes from a broker adding for a TV2 client (Kafka's
+                # transactionVersionForAddPartitionsToTxn); earlier versions from a client.
+                error = self._add(meta, wanted, set(), 2 if version >= 4 else 0)
+            error_of = dict.fromkeys(wanted, error)
         by_topic: dict[str, list[_APPartition]] = {}
         for t in topics:
             parts = by_topic.setdefault(t.name, [])
@@ -366,6 +385,19 @@ class TransactionCoordinator:
                 parts.append(_APPartition(partition_index=p,
                                           partition_error_code=error_of[(t.name, p)]))
         return [_APTopic(name=name, results_by_partition=parts) for name, parts in by_topic.items()]
+
+    def _verify(self, version: int, txn_id: str, pid: int, epoch: int,
+                wanted: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """AddPartitionsToTxn's `verify_only` (v4+, what a broker asks before appending a
+        transactional batch): whether each partition is in the producer's open
+        transaction, changing nothing (Kafka's handleVerifyPartitionsInTransaction)."""
+        error, meta = self._check(24, version, txn_id, pid, epoch)
+        if meta is not None and meta.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+            error = E.CONCURRENT_TRANSACTIONS
+        if meta is None or error:
+            return dict.fromkeys(wanted, error)
+        return {tp: (E.NONE if meta.state is S.ONGOING and tp in meta.partitions
+                     else E.TRANSACTION_ABORTABLE) for tp in wanted}
 
     def add_offsets(self, version: int, request: AddOffsetsToTxnRequest, now_ms: int,
                     token: object = None) -> Outcome:
@@ -377,7 +409,7 @@ class TransactionCoordinator:
         error, meta = self._check(25, version, request.transactional_id, request.producer_id,
                                   request.producer_epoch)
         if meta is not None:
-            error = self._add(meta, set(), {request.group_id})
+            error = self._add(meta, set(), {request.group_id}, 0)
         return AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=error)
 
     def end_txn(self, version: int, request: EndTxnRequest, now_ms: int,
@@ -386,6 +418,8 @@ class TransactionCoordinator:
         return self._request(26, version, request, token, self._end_txn)
 
     def _end_txn(self, version: int, request: EndTxnRequest) -> EndTxnResponse:
+        if version >= 5:
+            return self._end_txn_v2(request)
         error, meta = self._check(26, version, request.transactional_id, request.producer_id,
                                   request.producer_epoch)
         if meta is None:
@@ -396,9 +430,52 @@ class TransactionCoordinator:
         if does is End.INVALID:
             return _end_response(E.INVALID_TXN_STATE)
         if does is End.END:
-            # KIP-890 (EndTxn v5): every transaction ends with a bumped epoch.
-            meta = self._end(meta, bool(request.committed), bump=version >= 5)
+            meta = self._end(meta, bool(request.committed), bump=False)
         return _end_response(E.NONE, meta.producer_id, meta.producer_epoch)
+
+    def _end_txn_v2(self, request: EndTxnRequest) -> EndTxnResponse:
+        """KIP-890 part 2 (EndTxn v5+, Kafka's transactionVersionForEndTxn): every end bumps
+        the epoch and answers the producer id and epoch of the next transaction; a retry of
+        an end that completed (the epoch before, or the last epoch of the id an overflow
+        left) is answered with them again."""
+        meta = self.txns.get(request.transactional_id)
+        pid, epoch, commit = request.producer_id, request.producer_epoch, bool(request.committed)
+        if meta is None:
+            return _end_response(E.INVALID_PRODUCER_ID_MAPPING)
+        retry_overflow = (meta.previous_producer_id == pid and epoch == MAX_EPOCH - 1
+                          and meta.producer_epoch == 0)
+        if meta.producer_id != pid and not retry_overflow:
+            return _end_response(E.INVALID_PRODUCER_ID_MAPPING)
+        retry = retry_overflow or meta.producer_epoch == epoch + 1
+        if meta.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+            valid = retry
+        elif meta.state in (S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
+            valid = retry or epoch == meta.producer_epoch
+        else:
+            valid = epoch == meta.producer_epoch
+        if not valid:
+            return _end_response(E.PRODUCER_FENCED)
+        does = END_V2_RULES[(meta.state, commit, retry)]
+        if does is End.RETRY:
+            return _end_response(E.CONCURRENT_TRANSACTIONS)
+        if does is End.INVALID:
+            return _end_response(E.INVALID_TXN_STATE)
+        if does is End.END:
+            meta = self._end_bumped(meta, commit)
+        elif does is End.BUMP:  # nothing to end: the previous transaction's are not ours
+            meta = self._end_bumped(meta, commit, partitions=set(), groups=set(),
+                                    start_ms=self.now)
+        return _end_response(E.NONE, meta.producer_id, meta.producer_epoch)
+
+    def _end_bumped(self, meta: TxnMetadata, commit: bool, **changes: object) -> TxnMetadata:
+        """Prepare a transactions-v2 end with the epoch bumped (the markers carry it); at the
+        last epoch a new producer id is reserved, which the Complete record moves to."""
+        next_pid = self._new_producer_id() if meta.epoch_exhausted() else -1
+        bumped = meta.moved_to(S.PREPARE_COMMIT if commit else S.PREPARE_ABORT, self.now,
+                               producer_epoch=meta.producer_epoch + 1,
+                               next_producer_id=next_pid, client_version=2, **changes)
+        self._write(bumped)
+        return self._ending(bumped, commit)
 
     def _end(self, meta: TxnMetadata, commit: bool, bump: bool) -> TxnMetadata:
         """Prepare the end (bumping the epoch when asked), then hand the markers to the shell."""
@@ -418,7 +495,17 @@ class TransactionCoordinator:
         self._hand_over(prepared, commit, recovering)
         # The Complete record keeps the partitions: a restart before the markers were all
         # written finds where they are still due (`_recover`).
-        done = prepared.moved_to(S.COMPLETE_COMMIT if commit else S.COMPLETE_ABORT, self.now)
+        state = S.COMPLETE_COMMIT if commit else S.COMPLETE_ABORT
+        if prepared.client_version >= 2:
+            # Transactions v2: the epoch the Prepare bumped stays, or an overflow moves to
+            # the id reserved then, at epoch 0 (Kafka's prepareComplete).
+            moved = prepared.next_producer_id >= 0
+            done = prepared.moved_to(
+                state, self.now, previous_producer_id=prepared.producer_id,
+                producer_id=prepared.next_producer_id if moved else prepared.producer_id,
+                producer_epoch=0 if moved else prepared.producer_epoch, next_producer_id=-1)
+        else:
+            done = prepared.moved_to(state, self.now)
         self._write(done)
         return done
 
@@ -430,7 +517,48 @@ class TransactionCoordinator:
         self._endings.append(ending)
         self._tail = ending.then
 
-    # -- what the data plane checks ----------------------------------------------------
+    # -- what the data plane checks and adds -------------------------------------------
+
+    def adds_implicitly(self, api_key: int, version: int) -> bool:
+        """Whether a request adds to the producer's transaction itself (KIP-890 part 2):
+        Produce v12+ and TxnOffsetCommit v5+, which only a client on transactions v2 sends,
+        while `transaction.version` 2 is finalized."""
+        return self.config.transaction_version >= 2 and version >= _IMPLICIT_SINCE[api_key]
+
+    def add_produced(self, txn_id: str, pid: int, epoch: int, topic: str, partition: int,
+                     now_ms: int) -> tuple[int, Outcome]:
+        """A transactional batch of Produce v12+ adds its partition to the producer's
+        transaction, beginning one at rest (the records to make durable before the batch
+        is acknowledged are the outcome's); the error is Produce's, as Kafka's broker
+        translates the coordinator's (ReplicaManager, AddPartitionsToTxnManager)."""
+        self.now = max(self.now, now_ms)
+
+        def add() -> int:
+            error, meta = self._check(24, 5, txn_id, pid, epoch)
+            if meta is not None:
+                error = self._add(meta, {(topic, partition)}, set(), 2)
+            return _AS_PRODUCE_ERROR.get(error, error)
+
+        error = self._step(add, f"adding {topic}-{partition} to {txn_id!r} from Produce")
+        return (E.UNKNOWN_SERVER_ERROR if error is None else error), self._take()
+
+    def add_committed_group(self, version: int, request: TxnOffsetCommitRequest,
+                            now_ms: int) -> tuple[int, Outcome]:
+        """TxnOffsetCommit v5+ adds its group to the producer's transaction itself, as
+        AddOffsetsToTxn would have (the client on transactions v2 sends none)."""
+        self.now = max(self.now, now_ms)
+
+        def add() -> int:
+            error, meta = self._check(28, version, request.transactional_id,
+                                      request.producer_id, request.producer_epoch)
+            if meta is not None:
+                error = self._add(meta, set(), {request.group_id}, 2)
+            return error
+
+        error = self._step(add, f"adding group {request.group_id!r} to "
+                                f"{request.transactional_id!r} from TxnOffsetCommit")
+        return (E.UNKNOWN_SERVER_ERROR if error is None else error), self._take()
+
 
     def check_produce(self, txn_id: str, pid: int, epoch: int, topic: str,
                       partition: int) -> int:

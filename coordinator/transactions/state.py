@@ -67,6 +67,7 @@ class End(Enum):
     """What EndTxn does, by state and by whether it asks to commit."""
 
     END = "prepare, write the markers, complete"
+    BUMP = "an abort with nothing added: bump the epoch, no marker (transactions v2)"
     DONE = "a retry of the end that already completed: success"
     RETRY = "CONCURRENT_TRANSACTIONS: a transaction is completing"
     INVALID = "INVALID_TXN_STATE"
@@ -108,4 +109,23 @@ END_RULES: dict[tuple[TxnState, bool], End] = {
     (S.EMPTY, False): End.INVALID,
     (S.PREPARE_EPOCH_FENCE, True): End.INVALID,
     (S.PREPARE_EPOCH_FENCE, False): End.RETRY,
+}
+
+# KIP-890 part 2 (EndTxn v5+): every end bumps the epoch, so the same epoch as a completed
+# transaction's is the next transaction's end, and the epoch just before it a retry of the
+# end that completed. (state, committed, retry) -> what EndTxn does (Kafka's
+# endTransaction above transaction version 2).
+END_V2_RULES: dict[tuple[TxnState, bool, bool], End] = {
+    **{(S.ONGOING, c, r): End.END for c in (True, False) for r in (True, False)},
+    **{(S.EMPTY, True, r): End.INVALID for r in (True, False)},
+    **{(S.EMPTY, False, r): End.BUMP for r in (True, False)},
+    (S.COMPLETE_COMMIT, True, True): End.DONE,
+    (S.COMPLETE_COMMIT, True, False): End.INVALID,
+    (S.COMPLETE_COMMIT, False, True): End.INVALID,
+    (S.COMPLETE_COMMIT, False, False): End.BUMP,
+    (S.COMPLETE_ABORT, False, True): End.DONE,
+    (S.COMPLETE_ABORT, False, False): End.BUMP,
+    **{(S.COMPLETE_ABORT, True, r): End.INVALID for r in (True, False)},
+    **{(state, committed, r): does for (state, committed), does in END_RULES.items()
+       if state in PREPARING for r in (True, False)},
 }

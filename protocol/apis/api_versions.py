@@ -3,13 +3,16 @@
 from ..schema import Api, array, f, request, response, struct
 
 ApiVersionsRequest = request(
-    "ApiVersionsRequest", 18, "0-4", "3+",
+    "ApiVersionsRequest", 18, "0-5", "3+",
     f("client_software_name", "string", "3+"),
     f("client_software_version", "string", "3+"),
+    # v5 (KIP-1242): the cluster and node the client means to reach, when it knows them.
+    f("cluster_id", "string", "5+", nullable="5+", default=None),
+    f("node_id", "int32", "5+", default=-1),
 )
 
 ApiVersionsResponse = response(
-    "ApiVersionsResponse", 18, "0-4", "3+",
+    "ApiVersionsResponse", 18, "0-5", "3+",
     f("error_code", "int16"),
     f("api_keys", array(struct(
         "ApiVersion",

@@ -81,17 +81,18 @@ EndTxnResponse = response(
 )
 
 TxnOffsetCommitRequest = request(
-    "TxnOffsetCommitRequest", 28, "0-5", "3+",
+    "TxnOffsetCommitRequest", 28, "0-6", "3+",
     f("transactional_id", "string"),
     f("group_id", "string"),
     f("producer_id", "int64"),
     f("producer_epoch", "int16"),
-    f("generation_id", "int32", "3+", default=-1),
+    f("generation_id_or_member_epoch", "int32", "3+", default=-1),
     f("member_id", "string", "3+", default=""),
     f("group_instance_id", "string", "3+", nullable="3+", default=None),
     f("topics", array(struct(
         "TxnOffsetCommitRequestTopic",
-        f("name", "string"),
+        f("name", "string", "0-5"),
+        f("topic_id", "uuid", "6+"),  # KIP-1319: by id only
         f("partitions", array(struct(
             "TxnOffsetCommitRequestPartition",
             f("partition_index", "int32"),
@@ -103,11 +104,12 @@ TxnOffsetCommitRequest = request(
 )
 
 TxnOffsetCommitResponse = response(
-    "TxnOffsetCommitResponse", 28, "0-5", "3+",
+    "TxnOffsetCommitResponse", 28, "0-6", "3+",
     f("throttle_time_ms", "int32"),
     f("topics", array(struct(
         "TxnOffsetCommitResponseTopic",
-        f("name", "string"),
+        f("name", "string", "0-5"),
+        f("topic_id", "uuid", "6+"),
         f("partitions", array(struct(
             "TxnOffsetCommitResponsePartition",
             f("partition_index", "int32"),

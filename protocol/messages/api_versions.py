@@ -10,15 +10,17 @@ import msgspec
 
 
 class ApiVersionsRequest(msgspec.Struct, kw_only=True, gc=False):
-    """Request of API key 18: versions 0-4, flexible 3+."""
+    """Request of API key 18: versions 0-5, flexible 3+."""
 
     client_software_name: str = ""
     client_software_version: str = ""
+    cluster_id: str | None = None
+    node_id: int = -1
     error_fields: ClassVar[tuple[str, ...]] = ()
 
 
 class ApiVersionsResponse(msgspec.Struct, kw_only=True, gc=False):
-    """Response of API key 18: versions 0-4, flexible 3+."""
+    """Response of API key 18: versions 0-5, flexible 3+."""
 
     class ApiVersion(msgspec.Struct, kw_only=True, gc=False):
         api_key: int = 0

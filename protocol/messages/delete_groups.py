@@ -10,18 +10,19 @@ import msgspec
 
 
 class DeleteGroupsRequest(msgspec.Struct, kw_only=True, gc=False):
-    """Request of API key 42: versions 0-2, flexible 2+."""
+    """Request of API key 42: versions 0-3, flexible 2+."""
 
     groups_names: list[str] = []
     error_fields: ClassVar[tuple[str, ...]] = ()
 
 
 class DeleteGroupsResponse(msgspec.Struct, kw_only=True, gc=False):
-    """Response of API key 42: versions 0-2, flexible 2+."""
+    """Response of API key 42: versions 0-3, flexible 2+."""
 
     class DeletableGroupResult(msgspec.Struct, kw_only=True, gc=False):
         group_id: str = ""
         error_code: int = 0
+        error_message: str | None = None
         error_fields: ClassVar[tuple[str, ...]] = ("error_code",)
 
     throttle_time_ms: int = 0

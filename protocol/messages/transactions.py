@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from typing import ClassVar
+from uuid import UUID
 
 import msgspec
 
@@ -97,7 +98,7 @@ class EndTxnResponse(msgspec.Struct, kw_only=True, gc=False):
 
 
 class TxnOffsetCommitRequest(msgspec.Struct, kw_only=True, gc=False):
-    """Request of API key 28: versions 0-5, flexible 3+."""
+    """Request of API key 28: versions 0-6, flexible 3+."""
 
     class TxnOffsetCommitRequestPartition(msgspec.Struct, kw_only=True, gc=False):
         partition_index: int = 0
@@ -108,6 +109,7 @@ class TxnOffsetCommitRequest(msgspec.Struct, kw_only=True, gc=False):
 
     class TxnOffsetCommitRequestTopic(msgspec.Struct, kw_only=True, gc=False):
         name: str = ""
+        topic_id: UUID = UUID(int=0)
         partitions: list[TxnOffsetCommitRequest.TxnOffsetCommitRequestPartition] = []
         error_fields: ClassVar[tuple[str, ...]] = ()
 
@@ -115,7 +117,7 @@ class TxnOffsetCommitRequest(msgspec.Struct, kw_only=True, gc=False):
     group_id: str = ""
     producer_id: int = 0
     producer_epoch: int = 0
-    generation_id: int = -1
+    generation_id_or_member_epoch: int = -1
     member_id: str = ""
     group_instance_id: str | None = None
     topics: list[TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic] = []
@@ -123,7 +125,7 @@ class TxnOffsetCommitRequest(msgspec.Struct, kw_only=True, gc=False):
 
 
 class TxnOffsetCommitResponse(msgspec.Struct, kw_only=True, gc=False):
-    """Response of API key 28: versions 0-5, flexible 3+."""
+    """Response of API key 28: versions 0-6, flexible 3+."""
 
     class TxnOffsetCommitResponsePartition(msgspec.Struct, kw_only=True, gc=False):
         partition_index: int = 0
@@ -132,6 +134,7 @@ class TxnOffsetCommitResponse(msgspec.Struct, kw_only=True, gc=False):
 
     class TxnOffsetCommitResponseTopic(msgspec.Struct, kw_only=True, gc=False):
         name: str = ""
+        topic_id: UUID = UUID(int=0)
         partitions: list[TxnOffsetCommitResponse.TxnOffsetCommitResponsePartition] = []
         error_fields: ClassVar[tuple[str, ...]] = ("partitions",)
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from ..maintenance import MaintenanceReport
     from ..shell.server import Server
+    from ..tls import ClientCert
     from .faults import FaultRule, FaultStatus
     from .request_log import RequestRecord
     from .views import GroupView
@@ -144,6 +145,21 @@ class Controls:
         `since` (only those with a larger seq)."""
         filters = _filters(api, group, client_id, version, error, connection, since)
         return self._call(lambda: self._server().broker.request_log.query(**filters))
+
+    @property
+    def ssl_ca_file(self) -> str | None:
+        """The CA (PEM) that signed the SSL listeners' certificate, when kcsim made it: what
+        clients trust (ssl.ca.location, ssl.truststore.location of type PEM)."""
+        return self._server().ssl_ca_file
+
+    def issue_client_cert(self, common_name: str = "client",
+                          organization: str | None = None) -> ClientCert:
+        """A client certificate signed by kcsim's CA, for mutual TLS: its files and the
+        principal the broker will give a client presenting it."""
+        tls = self._server().tls
+        if tls is None:
+            raise RuntimeError("the kcsim server has no SSL listener")
+        return tls.issue_client_cert(common_name, organization)
 
     def clear_requests(self) -> None:
         self._call(lambda: self._server().broker.request_log.clear())

@@ -119,7 +119,7 @@ class Endpoints:
 
     async def index(self, request: Request) -> Any:
         return {"endpoints": self.app.endpoints() if self.app else [],
-                "docs": "docs/control-http.md"}
+                "docs": "docs/control-http.md", "ssl_ca_file": self.controls.ssl_ca_file}
 
     # -- the clock ------------------------------------------------------------------
 

@@ -10,6 +10,10 @@ stays bounded by its size times LOG_KEEPS.
 
 Entries are answered requests: one still waiting for its answer (a long poll, a
 held request) appears once it is answered.
+
+Each entry names its connection; the principal of a connection that
+authenticated someone (a TLS client certificate) is kept beside the entries,
+from its start (`connected`) until it is closed and no entry names it any more.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import msgspec
 
 from kcsim.protocol.named_groups import groups_of
 
+from ..tls import ANONYMOUS
 from .fields import error_codes_of, fetch_session_of, topics_of
 from .names import error_code, error_name
 
@@ -67,6 +72,7 @@ class RequestRecord(msgspec.Struct, kw_only=True):
     # Fetch: the fetch session (KIP-227) the request named, as sent (None for other APIs)
     session_id: int | None = None
     session_epoch: int | None = None
+    principal: str = ANONYMOUS  # who the connection authenticated as (Kafka's principal)
 
 
 class RequestLog:
@@ -80,10 +86,27 @@ class RequestLog:
         self._names = names
         self._topic_name = topic_name
         self._records: dict[int, RequestRecord] = {}  # decoded entries, by seq
+        self._principals: dict[int, str] = {}  # by connection: those not anonymous
+        self._closed: set[int] = set()  # connections of _principals closed since
 
     def clear(self) -> None:
         self.entries.clear()
         self._records.clear()
+
+    def connected(self, connection: int, principal: str) -> None:
+        """A connection authenticated as `principal`: its entries will say so."""
+        self._principals[connection] = principal
+
+    def disconnected(self, connection: int) -> None:
+        """A connection closed: its principal is kept while an entry names it."""
+        if connection not in self._principals:
+            return
+        self._closed.add(connection)
+        if len(self._closed) > 2 * max(len(self.entries), 32):
+            named = {entry[3] for entry in self.entries}
+            for gone in self._closed - named:
+                del self._principals[gone]
+            self._closed &= named
 
     @property
     def last_seq(self) -> int:
@@ -156,4 +179,5 @@ class RequestLog:
             topics=list(topics), errors=[error_name(c) for c in codes],
             fault=fault or None, answered=response is not None,
             session_id=None if session is None else session[0],
-            session_epoch=None if session is None else session[1])
+            session_epoch=None if session is None else session[1],
+            principal=self._principals.get(connection, ANONYMOUS))

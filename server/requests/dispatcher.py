@@ -163,7 +163,7 @@ class Dispatcher:
             raise ProtocolViolation(f"{plan.name} v{version} request is truncated")
         self.handled += 1
         ctx = RequestContext(plan.route.api_key, version, correlation_id, client_id or "",
-                             peer.host, peer.listener)
+                             peer.host, peer.listener, peer.principal)
         self.state.now_ms = now_ms
         # What the request log keeps: the frame, or what tests ask of it when it is large.
         logged = ((bytes(frame) if len(frame) <= _LOG_KEEPS else self._digest(client_id, request))

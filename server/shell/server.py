@@ -36,8 +36,10 @@ from kcsim.storage import StorageError
 
 from ..maintenance import LogMaintenance
 from ..requests import Peer, ProtocolViolation, Reply, withdraw
+from ..tls import ANONYMOUS
 from .socket_io import DirectSocket
 from .timer import Timer
+from .tls_stream import HandshakeFailed, TlsStream, handshake
 
 if TYPE_CHECKING:
     from kcsim.coordinator import Outcome
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
     from ..listeners import Listener
     from ..requests import Dispatcher
     from ..state.answers import Released
+    from ..tls import Tls
     from .clock import Clock
 
 log = logging.getLogger("kcsim.server")
@@ -71,7 +74,7 @@ class Server:
     """A kcsim broker bound to a TCP port."""
 
     def __init__(self, config: Config, broker: Dispatcher, clock: Clock,
-                 durability: Durability | None = None) -> None:
+                 durability: Durability | None = None, tls: Tls | None = None) -> None:
         self.config = config
         self.broker = broker  # the request layer's face: `process`, and what tests steer
         self.state = broker.state  # what the timer ticks and answers are released by
@@ -92,6 +95,14 @@ class Server:
         self._open: set[_Connection] = set()
         self._accepted = 0
         self._nursery: trio.Nursery | None = None
+        self.tls = tls  # the SSL listeners' context and generated CA (None: no SSL listener)
+        self._ssl_listeners = frozenset(
+            p.name for p in config.listener_plans if p.protocol == "SSL")
+
+    @property
+    def ssl_ca_file(self) -> str | None:
+        """The CA kcsim made for its SSL listeners (PEM), for clients to trust."""
+        return None if self.tls is None else self.tls.ca_file
 
     # -- durability: the one way an answer waits for its records ----------------
 
@@ -175,6 +186,8 @@ class Server:
                     for listener, address in bound:
                         nursery.start_soon(self._accept, listener, address, nursery)
                     task_status.started(self.port)
+                    if self._writer is not None:  # ready: a log left dirty is compacted now
+                        self._writer.check_compaction()
         finally:
             self._nursery = None
             self.clock.stop()
@@ -185,6 +198,8 @@ class Server:
     async def _close_storage(self) -> None:
         for listener in self._listeners:
             await listener.aclose()
+        if self.tls is not None:
+            self.tls.close()
         durability = self.durability
         if durability is not None:
             await durability.writer.aclose()
@@ -266,10 +281,21 @@ class Server:
             return
         self.connections += 1
         self._accepted += 1
-        sock = DirectSocket(stream)
-        host = sock.peer_host()
-        conn = _Connection(host, self._accepted, address, trio.current_time())
+        sock: DirectSocket | TlsStream
+        principal = ANONYMOUS
+        if address.name in self._ssl_listeners:
+            tls = await self._handshake(stream, address)
+            if tls is None:
+                return
+            sock, principal = tls, tls.principal
+            host = _peer_host(stream)
+        else:
+            sock = DirectSocket(stream)
+            host = sock.peer_host()
+        conn = _Connection(host, self._accepted, address, trio.current_time(), principal)
         self._open.add(conn)
+        if principal != ANONYMOUS and self.broker.keeps_log:
+            self.broker.request_log.connected(conn.id, principal)
         try:
             with conn.scope:
                 await self._serve_stream(sock, conn)
@@ -292,6 +318,26 @@ class Server:
             self._open.discard(conn)
             self.connections -= 1
             sock.close()
+            if principal != ANONYMOUS:
+                self.broker.request_log.disconnected(conn.id)
+
+    async def _handshake(self, stream: trio.SocketStream, address: Listener) -> TlsStream | None:
+        """An SSL listener's connection once its TLS handshake is done; None (the connection
+        closed, and one line logged) when it fails or does not finish in time."""
+        assert self.tls is not None
+        try:
+            return await handshake(stream, self.tls.context,
+                                   self.config.ssl_handshake_timeout_ms / 1000)
+        except HandshakeFailed as exc:
+            log.warning("closing connection from %s on %s listener %s: %s", _peer_host(stream),
+                        "SSL", address.name, exc)
+            stream.socket.close()
+            self.connections -= 1
+            return None
+        except BaseException:
+            stream.socket.close()
+            self.connections -= 1
+            raise
 
     async def _reap_idle(self) -> None:
         """Close connections idle longer than idle_timeout_ms (one task for all of them).
@@ -310,7 +356,7 @@ class Server:
                 elif now - conn.quiet_since >= idle_s:
                     conn.scope.cancel()
 
-    async def _serve_stream(self, stream: DirectSocket, conn: _Connection) -> None:
+    async def _serve_stream(self, stream: DirectSocket | TlsStream, conn: _Connection) -> None:
         """A connection's requests, in order, until it closes. Each receive is a batch:
         read what arrived, cut its complete frames and answer them (`_answer_frames`,
         `_take`), make the answers' records durable in one group commit and send the
@@ -351,11 +397,9 @@ class Server:
             if batch.records and not self._durable_now(batch.records):
                 await self._flush(stream, batch)  # the writer waits: fsync always
             else:  # the usual case, without a coroutine per batch
-                if batch.released:
-                    self.state.release(batch.released)
-                out = batch.out
-                if out:
-                    await stream.send_all(b"".join(out) if len(out) > 1 else out[0])
+                answers = self._outgoing(batch)
+                if answers:
+                    await stream.send_all(answers)
             if served:
                 broker.changes.notify()
             if batch.violation is not None or batch.close:
@@ -400,7 +444,7 @@ class Server:
             batch.pos = pos
             batch.unsent = unsent
 
-    async def _take(self, reply: Reply, stream: DirectSocket, conn: _Connection,
+    async def _take(self, reply: Reply, stream: DirectSocket | TlsStream, conn: _Connection,
                     batch: _Batch) -> None:
         """An answer with more than a frame: its records and released answers join the
         batch's; an answer that must wait (a long poll, a rebalance, a held request) is
@@ -450,14 +494,29 @@ class Server:
         if batch.close:
             raise ConnectionAbort("a fault rule closes it")
 
-    async def _flush(self, stream: DirectSocket, batch: _Batch) -> None:
+    async def _flush(self, stream: DirectSocket | TlsStream, batch: _Batch) -> None:
         """Make the batch's records durable (one group commit), then answer in order."""
         await self._durable(batch.records)
+        data = self._outgoing(batch)
+        if data:
+            await stream.send_all(data)
+
+    def _outgoing(self, batch: _Batch) -> bytes | bytearray | None:
+        """Once the batch's records are durable: hand the answers they completed to their
+        requests, and join the batch's own answers into one write."""
         if batch.released:
             self.state.release(batch.released)
         out = batch.out
-        if out:
-            await stream.send_all(b"".join(out) if len(out) > 1 else out[0])
+        if not out:
+            return None
+        return b"".join(out) if len(out) > 1 else out[0]
+
+
+def _peer_host(stream: trio.SocketStream) -> str:
+    try:
+        return str(stream.socket.getpeername()[0])
+    except OSError:
+        return "unknown"
 
 
 class _Batch:
@@ -497,8 +556,9 @@ class _Connection(Peer):
 
     __slots__ = ("quiet_since", "received", "scope", "seen", "waiting")
 
-    def __init__(self, host: str, connection_id: int, listener: Listener, now: float) -> None:
-        super().__init__(host, connection_id, listener)
+    def __init__(self, host: str, connection_id: int, listener: Listener, now: float,
+                 principal: str) -> None:
+        super().__init__(host, connection_id, listener, principal)
         self.scope = trio.CancelScope()
         self.received = 0  # receives so far
         self.seen = 0  # `received` when the reaper last saw it change

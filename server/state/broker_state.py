@@ -56,7 +56,8 @@ class BrokerState:
         self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)
         self.groups = groups
         self.transactions = TransactionCoordinator(
-            TxnConfig(config.transaction_max_timeout_ms), self.topics)
+            TxnConfig(config.transaction_max_timeout_ms,
+                      config.feature_levels.get("transaction.version", 0)), self.topics)
         # The shell's clock (long polls wait by it); None where no shell serves the state.
         self.clock = clock
         self.now_ms = int(time.time() * 1000)  # the time of the request being handled

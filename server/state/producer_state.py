@@ -18,6 +18,8 @@ from kcsim.protocol.record_batch import BatchProducer, control_type
 
 E = ErrorCode
 RECENT_BATCHES = 5  # Kafka keeps the last five batches of a producer for duplicate checks
+NO_COORDINATOR_EPOCH = -1  # no marker of the producer's seen yet
+MARKER_COORDINATOR_EPOCH = 0  # the coordinator epoch every marker kcsim writes carries
 _SEQ_MOD = 1 << 31
 
 
@@ -32,6 +34,8 @@ class ProducerEntry:
     epoch: int
     last_seq: int = -1
     last_timestamp: int = -1
+    # The coordinator epoch of the producer's last marker here (DescribeProducers shows it).
+    coordinator_epoch: int = NO_COORDINATOR_EPOCH
     # (first sequence, last sequence, base offset, max timestamp) of its last batches
     recent: deque[tuple[int, int, int, int]] = field(
         default_factory=lambda: deque(maxlen=RECENT_BATCHES))
@@ -70,7 +74,10 @@ class ProducerState:
                  timestamp: int) -> None:
         entry = self.producers.get(producer.producer_id)
         if entry is None or producer.producer_epoch != entry.epoch:
-            entry = self.producers[producer.producer_id] = ProducerEntry(producer.producer_epoch)
+            # A new epoch starts its sequences afresh; the last marker's epoch stays (Kafka's).
+            entry = self.producers[producer.producer_id] = ProducerEntry(
+                producer.producer_epoch, coordinator_epoch=(
+                    NO_COORDINATOR_EPOCH if entry is None else entry.coordinator_epoch))
         last = (producer.base_sequence + count - 1) % _SEQ_MOD
         entry.last_seq = last
         entry.last_timestamp = timestamp
@@ -85,6 +92,7 @@ class ProducerState:
         if entry is None or epoch > entry.epoch:
             entry = self.producers[producer_id] = ProducerEntry(epoch)
         entry.last_timestamp = timestamp
+        entry.coordinator_epoch = MARKER_COORDINATOR_EPOCH
         first = self.ongoing.pop(producer_id, None)
         if first is not None and not commit:
             self.aborted.append(Aborted(producer_id, first, offset))

@@ -42,10 +42,11 @@ def _requests() -> dict[int, Any]:
             groups=[OffsetFetch.OffsetFetchRequestGroup(group_id=g, topics=None) for g in "ab"]),
         11: request_class(11)(group_id="g", member_id="m"),
         28: request_class(28)(group_id="g", topics=[
-            request_class(28).TxnOffsetCommitRequestTopic(name="t", partitions=[
-                request_class(28).TxnOffsetCommitRequestPartition(partition_index=p,
-                                                                  committed_offset=1)
-                for p in (0, 1)])]),
+            request_class(28).TxnOffsetCommitRequestTopic(
+                name="t", topic_id=TOPIC_ID, partitions=[
+                    request_class(28).TxnOffsetCommitRequestPartition(partition_index=p,
+                                                                      committed_offset=1)
+                    for p in (0, 1)])]),
         12: request_class(12)(group_id="g", member_id="m"),
         13: request_class(13)(group_id="g", member_id="m"),
         14: request_class(14)(group_id="g", member_id="m"),
@@ -96,7 +97,7 @@ def test_the_error_goes_where_the_version_has_room_for_it(api_key: int, version:
     else:
         (topic,) = response.topics
         assert [(p.partition_index, p.error_code) for p in topic.partitions] == [(0, ERR), (1, ERR)]
-        if api_key == 8 and version >= 10:
+        if version >= {8: 10, 28: 6}.get(api_key, 1 << 15):  # named by id (KIP-848, KIP-1319)
             assert topic.topic_id == TOPIC_ID
         else:
             assert topic.name == "t"

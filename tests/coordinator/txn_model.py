@@ -4,6 +4,7 @@ restarts replay, and a read_committed reader that skips aborted records as clien
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from kcsim.coordinator import GroupConfig, GroupCoordinator
@@ -12,6 +13,7 @@ from kcsim.protocol.codecs import request_class
 from kcsim.protocol.record_batch import batch_producer, batch_records, control_type, iter_batches
 from kcsim.server.config import Config
 from kcsim.server.requests.handlers.data_plane import fetch, produce
+from kcsim.server.state.answers import Pending
 from kcsim.server.state.broker_state import BrokerState as Broker
 from kcsim.server.state.topics import Partition, TopicRegistry
 from kcsim.server.state.txn_endings import settle
@@ -49,8 +51,10 @@ class Ctx:
 
 class Model:
     def __init__(self, topics: dict[str, int] | None = None, max_timeout_ms: int = 900_000,
-                 now: int = 1_000_000, group_config: GroupConfig | None = None) -> None:
-        self.config = Config(in_memory=True, transaction_max_timeout_ms=max_timeout_ms)
+                 now: int = 1_000_000, group_config: GroupConfig | None = None,
+                 transaction_version: int = 2) -> None:
+        self.config = Config(in_memory=True, transaction_max_timeout_ms=max_timeout_ms,
+                             feature=(f"transaction.version={transaction_version}",))
         self.group_config = group_config or GroupConfig()
         self.now = now
         self.log: list[Any] = []  # every record made durable, in order
@@ -144,28 +148,49 @@ class Model:
                 partition_index=partition, committed_offset=offset, committed_metadata=""))
         request = TxnOffsetCommit(
             transactional_id=txn_id, group_id=group, producer_id=pid, producer_epoch=epoch,
-            generation_id=generation, member_id=member_id, group_instance_id=None,
-            topics=[TxnOffsetCommit.TxnOffsetCommitRequestTopic(name=t, partitions=ps)
-                    for t, ps in by_topic.items()])
-        error = producer_error(self.broker.transactions.txns, version, request)
+            generation_id_or_member_epoch=generation, member_id=member_id,
+            group_instance_id=None,
+            topics=[TxnOffsetCommit.TxnOffsetCommitRequestTopic(
+                name=t, topic_id=self._topic_id(t), partitions=ps) for t, ps in by_topic.items()])
+        txns = self.broker.transactions
+        if txns.adds_implicitly(28, version):  # transactions v2: the group joins by itself
+            error, added = txns.add_committed_group(version, request, self.now)
+            self.log += added.records
+            if error:
+                return dict.fromkeys(offsets, error)
+        error = producer_error(txns.txns, version, request)
         if error:
             return dict.fromkeys(offsets, error)
         outcome = self.broker.groups.handle(28, version, request, Ctx(28, version), self.now)
         self.log += outcome.records
         response = outcome.responses[0][1]
-        return {(t.name, p.partition_index): p.error_code
+        named = {self._topic_id(t): t for t in by_topic}  # v6 answers by id (KIP-1319)
+        return {(named[t.topic_id] if version >= 6 else t.name, p.partition_index): p.error_code
                 for t in response.topics for p in t.partitions}
 
+    def _topic_id(self, name: str) -> uuid.UUID:
+        """The topic's id; an unknown topic's is made up from its name."""
+        topic = self.broker.topics.get(name)
+        return topic.topic_id if topic is not None else uuid.uuid5(uuid.NAMESPACE_DNS, name)
+
     def produce(self, topic: str, partition: int, values: list[bytes], *, pid: int = -1,
-                epoch: int = 0, seq: int = 0, txn_id: str | None = None) -> tuple[int, int]:
-        """(error, base offset) of one batch."""
+                epoch: int = 0, seq: int = 0, txn_id: str | None = None,
+                version: int = 9) -> tuple[int, int]:
+        """(error, base offset) of one batch; an answer that waits for the transaction
+        coordinator's records (Produce v12+ adding its partition) gets them logged first."""
         raw = batch(values, producer_id=pid, producer_epoch=epoch, base_sequence=seq,
                     attributes=TRANSACTIONAL if txn_id is not None else 0)
         request = Produce(transactional_id=txn_id, acks=-1, timeout_ms=1000, topic_data=[
             Produce.TopicProduceData(name=topic, partition_data=[
                 Produce.PartitionProduceData(index=partition, records=raw)])])
         self.broker.now_ms = self.now
-        response = produce(self.broker, Ctx(0, 9), request)
+        response = produce(self.broker, Ctx(0, version), request)
+        if isinstance(response, Pending):
+            self.log += response.records
+            try:
+                response.answer.send(None)
+            except StopIteration as done:
+                response = done.value
         part = response.responses[0].partition_responses[0]
         return int(part.error_code), int(part.base_offset)
 

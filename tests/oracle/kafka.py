@@ -157,8 +157,12 @@ def free_port() -> int:
 
 
 def cluster_id() -> str:
-    """A fresh Kafka cluster id: a UUID in Kafka's URL-safe base64 form."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A fresh Kafka cluster id: a UUID in Kafka's URL-safe base64 form. One that starts
+    with "-" is drawn again: `kafka-storage format -t` would read it as an option."""
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cid.startswith("-"):
+            return cid
 
 
 def _die_with_parent() -> None:

@@ -6,44 +6,19 @@ kcsim as against Kafka: altering and describing a topic's, a group's and the bro
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import uuid
 from typing import TYPE_CHECKING
 
-import pytest
-
-from .groupcommand import RUN_TIMEOUT_S, Ran, normalise
-from .kafka import CACHE, KafkaUnavailable, maven_jars
+from .groupcommand import Ran
+from .toolcommand import differences, tool
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from .harness import Endpoint
 
-TOOLS_VERSION = os.environ.get("KCSIM_ORACLE_CONFIG_TOOLS_VERSION", "4.4.0")
 CONFIG_COMMAND = "org.apache.kafka.tools.ConfigCommand"
 TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
-
-
-def tool(broker: Endpoint, main: str, *args: str, cwd: Path) -> Ran:
-    """One of Kafka's tools (`main`) against `broker`; skips where Java or the jars are missing."""
-    java = shutil.which("java")
-    if java is None:
-        pytest.skip("java not found on PATH")
-    try:
-        jars = maven_jars(CACHE / "kafka-tools" / TOOLS_VERSION,
-                          [("org.apache.kafka", "kafka-tools", TOOLS_VERSION)])
-    except KafkaUnavailable as exc:
-        pytest.skip(f"kafka-tools {TOOLS_VERSION} unavailable: {exc}")
-    bootstrap = f"{broker.host}:{broker.port}"
-    cmd = [java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
-           "-Dlog4j2.level=ERROR", "-cp", os.pathsep.join(map(str, jars)), main,
-           "--bootstrap-server", bootstrap, *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S,
-                          check=False, stdin=subprocess.DEVNULL, cwd=cwd)
-    return Ran(proc.returncode, normalise(proc.stdout, bootstrap), normalise(proc.stderr, bootstrap))
 
 
 def kafka_configs(broker: Endpoint, *args: str, cwd: Path) -> Ran:
@@ -87,7 +62,5 @@ def test_kafka_configs_output_is_the_same_against_kcsim(twin: Endpoint, kafka: E
         assert create.code == 0, create
         runs[broker.name] = {name: kafka_configs(broker, *args, cwd=tmp_path)
                              for name, args in commands(topic, group)}
-    ours, theirs = runs[twin.name], runs[kafka.name]
-    found = [f"--- {name}\nkcsim: {ours[name]}\nKafka: {theirs[name]}"
-             for name in ours if ours[name] != theirs[name]]
+    found = differences(runs[twin.name], runs[kafka.name])
     assert not found, "\n\n".join(found)

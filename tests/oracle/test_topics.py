@@ -33,6 +33,26 @@ def test_api_versions(across: Across) -> None:
     assert across(API_VERSIONS, api_versions)
 
 
+def api_versions_target(run: Run) -> None:
+    """KIP-1242 (v5): the client names the cluster and node it expects: this one, another
+    cluster, another node, or only one of the two."""
+    cls = request_class(API_VERSIONS)
+    found = ops.metadata(run, [], compare=False)
+    here, node = found.cluster_id, found.brokers[0].node_id
+    for cluster_id, node_id in ((here, node), ("another-cluster", node), (here, node + 1),
+                                (here, -1), (None, node)):
+        answer = run.call(API_VERSIONS, 5, cls(
+            client_software_name="kcsim-oracle", client_software_version="1",
+            cluster_id=cluster_id, node_id=node_id), compare=False)
+        answer.api_keys = [k for k in answer.api_keys
+                           if k.api_key in APIS or k.api_key in EXTENSION_KEYS]
+        run.record(API_VERSIONS, 5, answer)
+
+
+def test_api_versions_target(differential: Any) -> None:
+    differential(api_versions_target)
+
+
 def metadata_cases(run: Run, version: int) -> None:
     """A topic with two partitions, unknown topics with and without auto-creation."""
     topic = run.topic()

@@ -98,15 +98,17 @@ def ended(run: Run, txn_id: str) -> None:
     run.until(f"the end of {txn_id}'s transaction", done)
 
 
-def produce(run: Run, topic: str, txn_id: str, pid: int, epoch: int, seq: int) -> Any:
+def produce(run: Run, topic: str, txn_id: str, pid: int, epoch: int, seq: int,
+            version: int = 9) -> Any:
     from tests.server.fuzz.batches import batch
 
     cls = request_class(PRODUCE)
     raw = batch([b"v"], producer_id=pid, producer_epoch=epoch, base_sequence=seq,
                 attributes=0x10)
-    return run.call(PRODUCE, 9, cls(transactional_id=txn_id, acks=-1, timeout_ms=30000,
-                                    topic_data=[cls.TopicProduceData(name=topic, partition_data=[
-                                        cls.PartitionProduceData(index=0, records=raw)])]))
+    return run.call(PRODUCE, version, cls(
+        transactional_id=txn_id, acks=-1, timeout_ms=30000,
+        topic_data=[cls.TopicProduceData(name=topic, partition_data=[
+            cls.PartitionProduceData(index=0, records=raw)])]))
 
 
 def latest(run: Run, topic: str, isolation: int, compare: bool = True,
@@ -117,6 +119,18 @@ def latest(run: Run, topic: str, isolation: int, compare: bool = True,
             partition_index=partition, current_leader_epoch=-1, timestamp=-1)])]),
         compare=compare)
     return int(answer.topics[0].partitions[0].offset)
+
+
+def commit_offset(run: Run, txn_id: str, group: str, topic: str, pid: int, epoch: int,
+                  version: int) -> Any:
+    """TxnOffsetCommit of offset 1 of partition 0, without group membership."""
+    cls = request_class(TXN_OFFSET_COMMIT)
+    return run.call(TXN_OFFSET_COMMIT, version, cls(
+        transactional_id=txn_id, group_id=group, producer_id=pid, producer_epoch=epoch,
+        generation_id_or_member_epoch=-1, member_id="", group_instance_id=None, topics=[
+            cls.TxnOffsetCommitRequestTopic(name=topic, partitions=[
+                cls.TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=1,
+                                                    committed_metadata="")])]))
 
 
 def stable_fetch(run: Run, group: str, topic: str, compare: bool = True) -> Any:
@@ -143,13 +157,7 @@ def transaction_cases(run: Run, version: int) -> None:
     latest(run, topic, 0)
     run.call(ADD_OFFSETS, 3, request_class(ADD_OFFSETS)(
         transactional_id=txn_id, producer_id=pid, producer_epoch=epoch, group_id=group))
-    tcls = request_class(TXN_OFFSET_COMMIT)
-    run.call(TXN_OFFSET_COMMIT, 3, tcls(
-        transactional_id=txn_id, group_id=group, producer_id=pid, producer_epoch=epoch,
-        generation_id=-1, member_id="", group_instance_id=None, topics=[
-            tcls.TxnOffsetCommitRequestTopic(name=topic, partitions=[
-                tcls.TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=1,
-                                                     committed_metadata="")])]))
+    commit_offset(run, txn_id, group, topic, pid, epoch, 3)
     stable_fetch(run, group, topic)
     end(run, txn_id, pid, epoch, True, version)
     run.until("the markers", lambda: latest(run, topic, 1, False) == latest(run, topic, 0, False))
@@ -169,6 +177,63 @@ def transaction_cases(run: Run, version: int) -> None:
 
 def test_a_transaction_s_life(across: Across) -> None:
     assert across(END_TXN, transaction_cases)
+
+
+def describe_txn(run: Run, txn_id: str) -> None:
+    answer = run.call(DESCRIBE_TXNS, 0, request_class(DESCRIBE_TXNS)(
+        transactional_ids=[txn_id]), compare=False)
+    for state in answer.transaction_states:
+        _pid(state)
+        if state.transaction_start_time_ms >= 0:
+            state.transaction_start_time_ms = "<time>"
+    run.record(DESCRIBE_TXNS, 0, answer)
+
+
+def verify(run: Run, txn_id: str, pid: int, epoch: int, topic: str,
+           partitions: list[int]) -> Any:
+    cls = request_class(ADD_PARTITIONS)
+    return run.call(ADD_PARTITIONS, 5, cls(transactions=[cls.AddPartitionsToTxnTransaction(
+        transactional_id=txn_id, producer_id=pid, producer_epoch=epoch, verify_only=True,
+        topics=[cls.AddPartitionsToTxnTopic(name=topic, partitions=partitions)])]))
+
+
+def v2_cases(run: Run) -> None:
+    """Transactions v2 (KIP-890 part 2), as a Java 4.x producer drives them where
+    transaction.version 2 is finalized: Produce v12 adds its partition, TxnOffsetCommit v5
+    its group, every EndTxn v5 bumps the epoch and a retry of one is answered again;
+    AddPartitionsToTxn's verify_only only looks."""
+    txn_id, group, topic = run.group("tx"), run.group(), run.topic()
+    ops.create_topic(run, topic, 2, compare=False)
+    locate(run, txn_id)
+    pid, epoch = init(run, txn_id)
+    verify(run, txn_id, pid, epoch, topic, [0])
+    produce(run, topic, txn_id, pid, epoch, 0, version=12)
+    describe_txn(run, txn_id)
+    verify(run, txn_id, pid, epoch, topic, [0, 1])
+    verify(run, txn_id, pid, epoch + 1, topic, [0])
+    commit_offset(run, txn_id, group, topic, pid, epoch, 5)
+    end(run, txn_id, pid, epoch, True, 5)
+    ended(run, txn_id)
+    run.until("the markers", lambda: latest(run, topic, 1, False) == latest(run, topic, 0, False))
+    run.until("the offsets", lambda: stable_fetch(run, group, topic, False)
+              .topics[0].partitions[0].error_code == 0)
+    stable_fetch(run, group, topic)
+    end(run, txn_id, pid, epoch, True, 5)  # a retry: answered with the bumped epoch again
+    end(run, txn_id, pid, epoch, False, 5)  # ... but not as an abort
+    produce(run, topic, txn_id, pid, epoch, 1, version=12)  # the old epoch
+    end(run, txn_id, pid, epoch + 1, True, 5)  # nothing open to commit
+    end(run, txn_id, pid, epoch + 1, False, 5)  # an abort of nothing bumps the epoch
+    ended(run, txn_id)
+    describe_txn(run, txn_id)
+    produce(run, topic, txn_id, pid, epoch + 2, 0, version=12)
+    end(run, txn_id, pid, epoch + 2, False, 5)
+    run.until("the abort marker", lambda: latest(run, topic, 1, False)
+              == latest(run, topic, 0, False))
+    latest(run, topic, 0)
+
+
+def test_transactions_v2(differential: Any) -> None:
+    differential(v2_cases)
 
 
 def add_partitions_any(run: Run, txn_id: str, pid: int, epoch: int, topic: str,
@@ -346,18 +411,19 @@ def group_member_cases(run: Run, version: int) -> None:
     txn_id, group, topic = run.group("tx"), run.group(), run.topic()
     ops.create_topic(run, topic, compare=False)
     member, generation = stable_member(run, group, topic, compare=False)
+    topic_id = ops.topic_ids(run, topic)[topic]  # v6 names topics by id (KIP-1319)
     locate(run, txn_id)
     pid, epoch = init(run, txn_id)
     run.call(ADD_OFFSETS, 3, request_class(ADD_OFFSETS)(
         transactional_id=txn_id, producer_id=pid, producer_epoch=epoch, group_id=group))
     cls = request_class(TXN_OFFSET_COMMIT)
-    member_fields = {"generation_id": generation, "member_id": member}
+    member_fields = {"generation_id_or_member_epoch": generation, "member_id": member}
     cases = [
         (1, member_fields, None),
-        (2, {"generation_id": generation + 1, "member_id": member}, None),
-        (3, {"generation_id": generation, "member_id": "nobody"}, None),
+        (2, {"generation_id_or_member_epoch": generation + 1, "member_id": member}, None),
+        (3, {"generation_id_or_member_epoch": generation, "member_id": "nobody"}, None),
         (4, member_fields, "not-this-one"),
-        (5, {"generation_id": -1, "member_id": ""}, None),
+        (5, {"generation_id_or_member_epoch": -1, "member_id": ""}, None),
     ]
     for offset, fields, instance in cases:
         if version < 3 and offset != 5:
@@ -365,7 +431,7 @@ def group_member_cases(run: Run, version: int) -> None:
         run.call(TXN_OFFSET_COMMIT, version, cls(
             transactional_id=txn_id, group_id=group, producer_id=pid, producer_epoch=epoch,
             group_instance_id=instance, topics=[cls.TxnOffsetCommitRequestTopic(
-                name=topic, partitions=[cls.TxnOffsetCommitRequestPartition(
+                name=topic, topic_id=topic_id, partitions=[cls.TxnOffsetCommitRequestPartition(
                     partition_index=0, committed_offset=offset, committed_metadata="")])],
             **fields), label=f"TxnOffsetCommit v{version} offset {offset}")
     end(run, txn_id, pid, epoch, True, 3)

@@ -23,8 +23,9 @@ from kcsim.protocol.apis import APIS, DATA
 from kcsim.protocol.schema import _MISSING, Api, ArrayType, Field, Message, StructType, Versions
 
 SPECS = Path(__file__).resolve().parents[2].parent / "shared" / "kafka-message-specs"
-RELEASES = ("3.9", "4.3")  # oldest first
-NEWEST = "4.4"  # the authority for messages the releases above do not hold
+RELEASES = ("3.9", "4.3", "4.4")  # oldest first
+# APIs whose newest release kcsim does not serve yet: checked against the releases up to this.
+UNTIL: dict[str, str] = {}  # none now: TxnOffsetCommit v6 (KIP-1319) is served
 PINNED = {0: Versions(3, 13), 1: Versions(4, 18)}  # Produce, Fetch: not the full union
 
 KAFKA_PRIMITIVES = frozenset(
@@ -83,16 +84,14 @@ class Reference:
 
 
 def references(name: str) -> list[Reference]:
-    """The releases that define `name`; the newest release alone for a message none of
-    them holds (an API kcsim learnt for Kafka 4.4 parity)."""
+    """The releases that define `name` (up to UNTIL's for an API whose newest versions
+    kcsim does not serve yet)."""
     refs = []
-    for release in RELEASES:
+    until = UNTIL.get(name.removesuffix("Request").removesuffix("Response"), RELEASES[-1])
+    for release in RELEASES[:RELEASES.index(until) + 1]:
         path = SPECS / release / f"{name}.json"
         if path.exists():
             refs.append(Reference(release, json.loads(strip_comments(path.read_text()))))
-    newest = SPECS / NEWEST / f"{name}.json"
-    if not refs and newest.exists():
-        refs.append(Reference(NEWEST, json.loads(strip_comments(newest.read_text()))))
     return refs
 
 

@@ -62,6 +62,12 @@ def test_config_file_from_environment(tmp_path):
         ({"KCSIM_CONSUMER_GROUP_ASSIGNORS": "range,range"}, "KCSIM_CONSUMER_GROUP_ASSIGNORS"),
         ({"KCSIM_CONTROL_PORT": "http"}, "KCSIM_CONTROL_PORT=http: expected an integer from 0 to 65535"),
         ({"KCSIM_CONTROL_HOST": ""}, "KCSIM_CONTROL_HOST=: expected a non-empty string"),
+        ({"KCSIM_MIN_CLEANABLE_DIRTY_RATIO": "1.5"},
+         "KCSIM_MIN_CLEANABLE_DIRTY_RATIO=1.5: expected a number from 0.0 to 1.0"),
+        ({"KCSIM_MIN_CLEANABLE_DIRTY_RATIO": "half"},
+         "KCSIM_MIN_CLEANABLE_DIRTY_RATIO=half: expected a number from 0.0 to 1.0"),
+        ({"KCSIM_MIN_COMPACTION_LAG_MS": "-1"},
+         "KCSIM_MIN_COMPACTION_LAG_MS=-1: expected an integer >= 0"),
     ],
 )
 def test_bad_environment_values_are_named_with_what_is_expected(env, message):
@@ -131,6 +137,23 @@ def test_toml_values_of_the_declared_types_are_taken(tmp_path):
     assert (cfg.in_memory, cfg.fsync, cfg.fsync_interval_ms, cfg.advertised_host) == (
         True, "never", 250, "broker")
     assert cfg.assignors == ("range", "uniform")
+
+
+def test_compaction_settings_take_kafkas_defaults_and_names():
+    cfg = config.load(env={})
+    assert (cfg.min_cleanable_dirty_ratio, cfg.min_compaction_lag_ms) == (0.5, 0)
+    cfg = config.load(env={"KCSIM_MIN_CLEANABLE_DIRTY_RATIO": "0.25"},
+                      flags={"min_compaction_lag_ms": "1000"})
+    assert (cfg.min_cleanable_dirty_ratio, cfg.min_compaction_lag_ms) == (0.25, 1000)
+
+
+def test_a_ratio_may_be_written_as_an_integer_in_toml(tmp_path):
+    toml = tmp_path / "kcsim.toml"
+    toml.write_text("min_cleanable_dirty_ratio = 1\n")
+    assert config.load(str(toml), env={}).min_cleanable_dirty_ratio == 1.0
+    toml.write_text('min_cleanable_dirty_ratio = "0.5"\n')
+    with pytest.raises(config.ConfigError, match="not a quoted string"):
+        config.load(str(toml), env={})
 
 
 def test_unknown_key_in_file_is_refused(tmp_path):

@@ -253,3 +253,24 @@ def test_group_configs_are_described_with_the_brokers_as_default(conn: Connectio
         ErrorCode.INVALID_CONFIG, "Unknown group config name: streams.num.standby.replicas")]
     assert incremental(conn, GROUP, "", ("consumer.session.timeout.ms", SET, "50000")) == [(
         ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")]
+
+
+def documentation(conn: Connection, kind: int, name: str, include: bool) -> dict[str, str | None]:
+    R = DescribeConfigs
+    response, _ = conn.call(32, 4, R(resources=[R.DescribeConfigsResource(
+        resource_type=kind, resource_name=name, configuration_keys=None)],
+        include_synonyms=False, include_documentation=include))
+    return {c.name: c.documentation for c in response.results[0].configs}
+
+
+def test_every_config_kcsim_models_is_documented_when_asked(conn: Connection) -> None:
+    create(conn, "t")
+    for kind, name in ((TOPIC, "t"), (BROKER, "1"), (GROUP, "g")):
+        docs = documentation(conn, kind, name, include=True)
+        assert docs, kind
+        assert [n for n, text in docs.items() if not text] == [], kind
+        assert set(documentation(conn, kind, name, include=False).values()) == {None}
+    topic = documentation(conn, TOPIC, "t", include=True)
+    broker = documentation(conn, BROKER, "1", include=True)
+    assert broker["log.retention.ms"] == (
+        f"The default of retention.ms for topics without their own: {topic['retention.ms']}")

@@ -62,10 +62,12 @@ def test_a_listener_prints_as_kafka_writes_it():
          "KCSIM_LISTENERS=A://:9092,B://127.0.0.1:9092: port 9092 is given to two listeners"),
         ({"KCSIM_LISTENERS": "A://:65536"},
          "KCSIM_LISTENERS=A://:65536: 'A://:65536': port 65536 is outside 0..65535"),
-        ({"KCSIM_LISTENERS": "SSL://:9093"},
-         "KCSIM_LISTENERS=SSL://:9093: kcsim speaks PLAINTEXT only: listener SSL would speak SSL"),
+        ({"KCSIM_LISTENERS": "SASL_SSL://:9093"},
+         "KCSIM_LISTENERS=SASL_SSL://:9093: listener SASL_SSL would speak SASL_SSL: SASL is not "
+         "served yet; kcsim serves PLAINTEXT and SSL listeners"),
         ({"KCSIM_LISTENERS": "SASL_PLAINTEXT://:9093"},
-         "KCSIM_LISTENERS=SASL_PLAINTEXT://:9093: kcsim speaks PLAINTEXT only"),
+         "KCSIM_LISTENERS=SASL_PLAINTEXT://:9093: listener SASL_PLAINTEXT would speak "
+         "SASL_PLAINTEXT: SASL is not served yet"),
         ({"KCSIM_ADVERTISED_LISTENERS": "A://0.0.0.0:9092"},
          "KCSIM_ADVERTISED_LISTENERS=A://0.0.0.0:9092: 'A://0.0.0.0:9092': clients cannot "
          "connect to 0.0.0.0"),
@@ -85,9 +87,9 @@ def test_a_listener_prints_as_kafka_writes_it():
         ({"KCSIM_LISTENERS": "A://:1,B://:2", "KCSIM_LISTENER_SECURITY_PROTOCOL_MAP": "A:PLAINTEXT"},
          "KCSIM_LISTENER_SECURITY_PROTOCOL_MAP=A:PLAINTEXT: listener B has no security protocol "
          "in the listener security protocol map"),
-        ({"KCSIM_LISTENER_SECURITY_PROTOCOL_MAP": "PLAINTEXT:SSL"},
-         "KCSIM_LISTENER_SECURITY_PROTOCOL_MAP=PLAINTEXT:SSL: PLAINTEXT maps to SSL: kcsim "
-         "speaks PLAINTEXT only"),
+        ({"KCSIM_LISTENER_SECURITY_PROTOCOL_MAP": "PLAINTEXT:SASL_SSL"},
+         "KCSIM_LISTENER_SECURITY_PROTOCOL_MAP=PLAINTEXT:SASL_SSL: PLAINTEXT maps to SASL_SSL: "
+         "SASL is not served yet"),
         ({"KCSIM_LISTENER_SECURITY_PROTOCOL_MAP": "A=PLAINTEXT"},
          "KCSIM_LISTENER_SECURITY_PROTOCOL_MAP=A=PLAINTEXT: 'A=PLAINTEXT' is not NAME:PROTOCOL"),
     ],
@@ -103,6 +105,16 @@ def test_a_protocol_map_of_plaintext_names_is_taken_as_kafkas():
         "KCSIM_LISTENERS": "SSL://:9093,PLAINTEXT_HOST://:9092",
         "KCSIM_LISTENER_SECURITY_PROTOCOL_MAP": "SSL:PLAINTEXT,PLAINTEXT_HOST:PLAINTEXT"})
     assert [p.name for p in cfg.listener_plans] == ["SSL", "PLAINTEXT_HOST"]
+    assert [p.protocol for p in cfg.listener_plans] == ["PLAINTEXT", "PLAINTEXT"]
+
+
+def test_a_listener_speaks_ssl_by_its_name_or_by_the_map():
+    by_name = config.load(env={"KCSIM_LISTENERS": "SSL://:9093,PLAINTEXT://:9092"})
+    assert [p.protocol for p in by_name.listener_plans] == ["SSL", "PLAINTEXT"]
+    by_map = config.load(env={"KCSIM_LISTENERS": "EXTERNAL://:9093,INTERNAL://:9092",
+                              "KCSIM_LISTENER_SECURITY_PROTOCOL_MAP":
+                                  "EXTERNAL:SSL,INTERNAL:PLAINTEXT"})
+    assert [p.protocol for p in by_map.listener_plans] == ["SSL", "PLAINTEXT"]
 
 
 def test_a_config_built_in_code_is_checked_for_its_listeners_too():
@@ -114,11 +126,12 @@ def test_a_config_built_in_code_is_checked_for_its_listeners_too():
 def test_serve_refuses_a_listener_it_cannot_speak_with_status_2():
     clean = {k: v for k, v in os.environ.items() if not k.startswith("KCSIM_")}
     proc = subprocess.run([sys.executable, "-m", "kcsim", "serve", "--in-memory",
-                           "--listeners", "SSL://127.0.0.1:0"],
+                           "--listeners", "SASL_SSL://127.0.0.1:0"],
                           capture_output=True, text=True, timeout=30, env=clean)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith(
-        "kcsim: --listeners SSL://127.0.0.1:0: kcsim speaks PLAINTEXT only")
+        "kcsim: --listeners SASL_SSL://127.0.0.1:0: listener SASL_SSL would speak SASL_SSL: "
+        "SASL is not served yet")
 
 
 # -- on the wire: each listener answers with its own advertised address ----------------------

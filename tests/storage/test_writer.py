@@ -304,3 +304,87 @@ async def test_periodic_compaction_keeps_the_log_small(tmp_path):
     assert log.size_bytes < 5 * 2000
     log.close()
     assert fold(replay(tmp_path)) == fold(entry("g", i % 5, i) for i in range(2000))
+
+
+async def next_compaction(writer: GroupCommitWriter) -> None:
+    done = trio.Event()
+    writer.on_compacted = lambda *_: done.set()
+    with trio.fail_after(10):
+        await done.wait()
+
+
+async def test_the_dirty_ratio_compacts_long_before_an_interval(tmp_path):
+    """Segments rolling under overwrites are compacted as soon as they outweigh the clean
+    part: no interval passes here."""
+    log = open_log(tmp_path, segment_bytes=2000)
+    writer = GroupCommitWriter(log, "never", compact_interval_ms=3_600_000)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        for i in range(2000):
+            await writer.commit([entry("g", i % 5, i)])
+        while log.dirty_bytes > log.shape().clean_bytes:  # the last rolls' are under way
+            await next_compaction(writer)
+        await writer.aclose()
+    assert writer.stats.compactions >= 3
+    assert log.size_bytes < 5 * 2000
+    log.close()
+    assert fold(replay(tmp_path)) == fold(entry("g", i % 5, i) for i in range(2000))
+
+
+async def dirty_log_then_restart(tmp_path, *, compacts: bool, **options):
+    """A log written by a writer that never compacted, reopened under a writer with
+    `options` that is asked to check once (as the server does when ready); waits for the
+    compaction if it `compacts`, else gives it time to (wrongly) start one."""
+    log = open_log(tmp_path, segment_bytes=2000)
+    for i in range(600):
+        log.append([entry("g", i % 5, i)])
+    log.sync()
+    log.close()
+    log = open_log(tmp_path, segment_bytes=2000)
+    writer = GroupCommitWriter(log, "never", **{"compact_interval_ms": 3_600_000, **options})
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        writer.check_compaction()  # its compaction ends on the trio thread, after this
+        if compacts:
+            await next_compaction(writer)
+        else:
+            await trio.sleep(0.2)
+        await writer.aclose()
+    return log, writer
+
+
+async def test_a_log_left_dirty_is_compacted_when_the_server_is_ready(tmp_path):
+    log, writer = await dirty_log_then_restart(tmp_path, compacts=True)
+    assert writer.stats.compactions == 1 and log.dirty_bytes == 0
+    log.close()
+
+
+async def test_a_log_dirty_below_the_ratio_waits(tmp_path):
+    log, writer = await dirty_log_then_restart(tmp_path, compacts=False, min_cleanable_dirty_ratio=1.0)
+    assert writer.stats.compactions == 0 and log.dirty_bytes > 0
+    log.close()
+
+
+async def test_records_younger_than_the_lag_wait_for_it(tmp_path):
+    """min_compaction_lag_ms: nothing is compacted until the dirty records are that old;
+    then the writer compacts without being woken by a write."""
+    log = open_log(tmp_path, segment_bytes=2000)
+    writer = GroupCommitWriter(log, "never", compact_interval_ms=3_600_000,
+                               min_compaction_lag_ms=500)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        for i in range(200):
+            await writer.commit([entry("g", i % 5, i)])
+        assert log.dirty_bytes > 0
+        await trio.sleep(0.1)
+        assert writer.stats.compactions == 0
+        await next_compaction(writer)
+        await writer.aclose()
+    log.close()
+
+
+async def test_compaction_off_never_compacts(tmp_path):
+    log, writer = await dirty_log_then_restart(tmp_path, compacts=False,
+                                                compact_interval_ms=None)
+    assert writer.stats.compactions == 0
+    log.close()

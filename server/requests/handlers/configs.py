@@ -27,6 +27,7 @@ from ...state.broker_configs import (
     check_broker_changes,
 )
 from ...state.config_defs import ConfigProblem, ConfigSource, ConfigType, OpProblem, apply_ops
+from ...state.config_docs import broker_doc, group_doc, topic_doc
 from ...state.config_records import BrokerConfigKey, BrokerConfigValue
 from ...state.group_configs import (
     BROKER_SYNONYMS,
@@ -232,6 +233,9 @@ def _group_entries(broker: BrokerState, name: str) -> list[Described]:
 
 _DESCRIBERS: dict[int, Callable[[BrokerState, str], list[Described]]] = {
     TOPIC: _topic_entries, BROKER: _broker_entries, GROUP: _group_entries}
+# kcsim's one-line description of a config (`state/config_docs.py`), for include_documentation.
+_DOCS: dict[int, Callable[[str], str | None]] = {
+    TOPIC: topic_doc, BROKER: broker_doc, GROUP: group_doc}
 
 
 @serves(32)
@@ -255,14 +259,17 @@ def describe_configs(broker: BrokerState, ctx: Any, request: Any) -> Any:
         results.append(R.DescribeConfigsResult(
             error_code=err, error_message=msg, resource_type=res.resource_type,
             resource_name=res.resource_name,
-            configs=[_described(R, e, request.include_synonyms) for e in entries]))
+            configs=[_described(R, e, request.include_synonyms,
+                                _DOCS[res.resource_type](e.name)
+                                if request.include_documentation else None)
+                     for e in entries]))
     return R(throttle_time_ms=0, results=results)
 
 
-def _described(R: Any, e: Described, synonyms: bool) -> Any:
+def _described(R: Any, e: Described, synonyms: bool, documentation: str | None) -> Any:
     return R.DescribeConfigsResourceResult(
         name=e.name, value=e.value, read_only=e.read_only, config_source=e.source,
         is_default=e.source == ConfigSource.DEFAULT_CONFIG, is_sensitive=e.sensitive,
         synonyms=[R.DescribeConfigsSynonym(name=n, value=v, source=s) for n, v, s in e.synonyms]
         if synonyms else [],
-        config_type=e.type, documentation=None)
+        config_type=e.type, documentation=documentation)

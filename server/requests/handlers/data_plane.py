@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import struct
 import uuid
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -20,6 +21,7 @@ from kcsim.protocol.record_batch import BatchRejected, batch_producer, produced_
 
 from ...offsets.topic import is_internal
 from ...state.answers import Pending
+from ...state.failures import log_failures
 from ..fetch_session import fetch_context
 from ..routes import serves
 
@@ -73,32 +75,46 @@ def _unknown_topic(by_id: bool) -> int:
 
 
 def _append(broker: Any, topic: str, partition: Any, records: bytes | None, version: int,
-            transactional_id: str | None) -> tuple[int, int, int, str | None]:
+            transactional_id: str | None, txn_records: list[Any]) -> Any:
     """Check and append the batch of one partition; (error, base offset, log append time,
-    message).
+    message, whether it reached the log: Kafka answers a batch the transaction check
+    refused with log start offset -1).
 
     A batch Kafka would refuse stores nothing and answers with Kafka's error;
     bytes after the batch (a batch cut short) are dropped, as Kafka trims them.
     A transactional batch goes only into a partition of its producer's open
     transaction; an idempotent producer's retried batch is acknowledged, not stored twice.
+    Produce v12+ adds the partition to the transaction itself (transactions v2): when
+    that wrote records (into `txn_records`), the answer is the append to make once they
+    are durable, as Kafka appends only after the coordinator's log has the partition.
     """
     try:
         info, size = produced_batch(records, version)
     except BatchRejected as exc:
-        return exc.code, -1, -1, str(exc)
+        return exc.code, -1, -1, str(exc), True
     assert records is not None
     batch = records if size == len(records) else records[:size]
     if info.attributes & _TRANSACTIONAL:
         producer = batch_producer(batch)
         if transactional_id is None:
-            return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1, None
-        error = broker.transactions.check_produce(transactional_id, producer.producer_id,
-                                                  producer.producer_epoch, topic,
-                                                  partition.index)
+            return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1, None, True
+        txns = broker.transactions
+        if txns.adds_implicitly(0, version):
+            error, outcome = txns.add_produced(transactional_id, producer.producer_id,
+                                               producer.producer_epoch, topic,
+                                               partition.index, broker.now_ms)
+            if outcome.failures:
+                log_failures(outcome.failures)
+            if outcome.records and not error:
+                txn_records += outcome.records
+                return partial(partition.append_produced, batch, info)
+        else:
+            error = txns.check_produce(transactional_id, producer.producer_id,
+                                       producer.producer_epoch, topic, partition.index)
         if error:
-            return error, -1, -1, None
+            return error, -1, -1, None, False
     error, base, append_time = partition.append_produced(batch, info)
-    return error, base, append_time, None
+    return error, base, append_time, None, True
 
 
 @serves(0)
@@ -106,9 +122,11 @@ def produce(broker: Any, ctx: Any, request: Any) -> Any:
     by_id = ctx.api_version >= 13
     responses = []
     appended = False
+    txn_records: list[Any] = []  # what adding partitions to transactions wrote
+    later: list[tuple[list[Any], int, Any, Callable[[], Any]]] = []
     for t in request.topic_data:
         topic = _find_topic(broker, t.name, t.topic_id, by_id)
-        parts = []
+        parts: list[Any] = []
         for p in t.partition_data:
             if topic is None or not 0 <= p.index < len(topic.partitions):
                 err = _unknown_topic(by_id) if topic is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -120,19 +138,45 @@ def produce(broker: Any, ctx: Any, request: Any) -> Any:
                 parts.append(_PPart(index=p.index, error_code=ErrorCode.INVALID_TOPIC_EXCEPTION,
                                     base_offset=-1, log_append_time_ms=-1, log_start_offset=-1))
                 continue
-            err, base, append_time, msg = _append(
+            result = _append(
                 broker, t.name if not by_id else topic.name, partition, p.records,
-                ctx.api_version, request.transactional_id)
+                ctx.api_version, request.transactional_id, txn_records)
+            if callable(result):
+                later.append((parts, len(parts), partition, result))
+                parts.append(None)
+                continue
+            err, base, append_time, msg, reached = result
             appended = appended or err == 0
             parts.append(_PPart(index=p.index, error_code=err, base_offset=base,
                                 log_append_time_ms=append_time,
-                                log_start_offset=partition.log_start_offset, error_message=msg))
+                                log_start_offset=partition.log_start_offset if reached else -1,
+                                error_message=msg))
         responses.append(_PTopic(name=t.name, topic_id=t.topic_id, partition_responses=parts))
     if appended and broker.data_arrived:  # wake the long polls parked, if any
         broker.data_arrived.unpark_all()
+    response = ProduceResponse(responses=responses, throttle_time_ms=0)
+    if later:
+        return Pending(_append_later(broker, later, response if request.acks else None),
+                       txn_records)
     if request.acks == 0:
         return None  # Kafka sends no response at all for acks=0
-    return ProduceResponse(responses=responses, throttle_time_ms=0)
+    return response
+
+
+async def _append_later(broker: Any, later: list[tuple[list[Any], int, Any, Callable[[], Any]]],
+                        response: Any) -> Any:
+    """The batches whose partitions the transaction coordinator's records (now durable)
+    added to their transactions: appended now, their answers filled in."""
+    appended = False
+    for parts, i, partition, append in later:
+        err, base, append_time = append()
+        appended = appended or err == 0
+        parts[i] = _PPart(index=partition.index, error_code=err, base_offset=base,
+                          log_append_time_ms=append_time,
+                          log_start_offset=partition.log_start_offset)
+    if appended and broker.data_arrived:
+        broker.data_arrived.unpark_all()
+    return response
 
 
 def _fetch_once(broker: Any, topics: list[Any], request: Any,

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from kcsim.coordinator import SUPPORTED_VERSIONS
+from kcsim.protocol.error_answers import error_answer
+from kcsim.protocol.errors import ErrorCode
 
 from ...state.answers import Durable, Pending
 from ...state.failures import log_failures
@@ -24,7 +26,12 @@ if TYPE_CHECKING:
     from ..context import RequestContext
 
 
+CONSUMER_GROUP_HEARTBEAT = 68
+
+
 def handle_group_request(broker: Broker, ctx: RequestContext, request: Any) -> Any:
+    if ctx.api_key == CONSUMER_GROUP_HEARTBEAT and not _consumer_groups_on(broker):
+        return error_answer(ctx.api_key, ctx.api_version, request, ErrorCode.UNSUPPORTED_VERSION)
     groups = broker.groups
     assert groups is not None
     outcome = groups.handle(ctx.api_key, ctx.api_version, request, ctx, broker.now_ms)
@@ -41,6 +48,12 @@ def handle_group_request(broker: Broker, ctx: RequestContext, request: Any) -> A
     ctx.waiter = trio.Event()
     return Pending(_parked(broker, ctx), outcome.records, responses,
                    abandon=lambda: groups.cancel(ctx))
+
+
+def _consumer_groups_on(broker: Broker) -> bool:
+    """KIP-848 groups need group.version >= 1; pinned to 0 (`--feature group.version=0`),
+    ConsumerGroupHeartbeat answers UNSUPPORTED_VERSION, as Kafka's does."""
+    return broker.config.feature_levels.get("group.version", 0) >= 1
 
 
 async def _parked(broker: Broker, ctx: RequestContext) -> Any:

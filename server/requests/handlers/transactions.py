@@ -18,7 +18,7 @@ from kcsim.protocol.error_answers import error_answer
 from kcsim.protocol.errors import ErrorCode
 
 from ...offsets.topic import is_internal
-from ...state.answers import AfterDurable, Durable
+from ...state.answers import AfterDurable, Durable, Pending
 from ...state.failures import log_failures
 from ...state.txn_endings import complete_offsets, settle, write_markers
 from ..routes import serves
@@ -125,11 +125,28 @@ def write_txn_markers(broker: Broker, ctx: RequestContext, request: Any) -> Any:
 @serves(28)
 def txn_offset_commit(broker: Broker, ctx: RequestContext, request: Any) -> Any:
     """Checked against the producer's transaction first, then served by the group (its rules:
-    `coordinator/txn_offsets.py`)."""
-    error = producer_error(broker.transactions.txns, ctx.api_version, request)
+    `coordinator/txn_offsets.py`). On transactions v2 (v5+) the request first adds its group
+    to the transaction itself, and those records go before the group's."""
+    txns = broker.transactions
+    added: list[Any] = []
+    if txns.adds_implicitly(28, ctx.api_version):
+        error, outcome = txns.add_committed_group(ctx.api_version, request, broker.now_ms)
+        if outcome.failures:
+            log_failures(outcome.failures, f"from client {ctx.client_id!r} at {ctx.client_host}")
+        added = outcome.records
+        if error:
+            answer = error_answer(28, ctx.api_version, request, error)
+            return Durable(answer, added, []) if added else answer
+    error = producer_error(txns.txns, ctx.api_version, request)
     if error:
         return error_answer(28, ctx.api_version, request, error)
-    return handle_group_request(broker, ctx, request)
+    answer = handle_group_request(broker, ctx, request)
+    if not added:
+        return answer
+    if isinstance(answer, (Durable, Pending)):
+        answer.records = added + answer.records
+        return answer
+    return Durable(answer, added, [])
 
 
 @serves(61)
@@ -150,7 +167,8 @@ def describe_producers(broker: Broker, ctx: RequestContext, request: Any) -> Any
                 active_producers=[
                     _DPProducer(producer_id=pid, producer_epoch=entry.epoch,
                                 last_sequence=entry.last_seq,
-                                last_timestamp=entry.last_timestamp, coordinator_epoch=0,
+                                last_timestamp=entry.last_timestamp,
+                                coordinator_epoch=entry.coordinator_epoch,
                                 current_txn_start_offset=state.ongoing.get(pid, -1))
                     for pid, entry in sorted(state.producers.items())]))
         topics.append(_DPTopic(name=t.name, partitions=parts))

@@ -25,13 +25,36 @@ def _java() -> None:
     skip_without_java()
 
 
+def assert_transaction_path(kcsim: Any, java_version: str, level: int) -> None:
+    """A Java 4.x producer takes transactions v2 where it is finalized (KIP-890 part 2):
+    its batches and offsets join the transaction by themselves and every EndTxn bumps
+    the epoch; elsewhere, and always from a 3.9 client, partitions and groups are added
+    explicitly."""
+    ends = kcsim.requests("EndTxn")
+    assert ends and not any(r.errors for r in ends)
+    if level >= 2 and not java_version.startswith("3."):
+        assert kcsim.requests("AddPartitionsToTxn") == []
+        assert kcsim.requests("AddOffsetsToTxn") == []
+        assert {r.version for r in ends} == {5}
+        assert min(r.version for r in kcsim.requests("TxnOffsetCommit")) >= 5
+    else:
+        assert kcsim.requests("AddPartitionsToTxn")
+        assert kcsim.requests("AddOffsetsToTxn")
+        assert max(r.version for r in ends) <= 4
+
+
+@pytest.mark.parametrize("transaction_version", [
+    pytest.param(2, id="txn-v2"),
+    pytest.param(1, id="txn-v1", marks=pytest.mark.kcsim(feature=["transaction.version=1"])),
+])
 @pytest.mark.parametrize("protocol", ["classic", "consumer"])
 def test_consume_transform_produce_commits_and_aborts_in_turn(
-        kcsim: Any, unique_name: Any, java_version: str, protocol: str) -> None:
+        kcsim: Any, unique_name: Any, java_version: str, protocol: str,
+        transaction_version: int) -> None:
     """Each input record is processed in an aborted transaction, then in a committed one:
     a read_committed reader sees each output exactly once, and the group's offset moves
     only when a transaction commits; in a classic group and in a KIP-848 one (whose member
-    epoch the offsets are checked against)."""
+    epoch the offsets are checked against); on transactions v2 and pinned to v1."""
     source, sink, group = unique_name("in"), unique_name("out"), unique_name("g")
     done = run("TxnDriver", "loop", kcsim.bootstrap, source, sink, group, unique_name("tx"),
                str(COUNT), protocol, version=java_version, timeout=150)
@@ -49,6 +72,7 @@ def test_consume_transform_produce_commits_and_aborts_in_turn(
     assert kcsim.committed(group) == {(source, 0): COUNT}
     sent = kcsim.requests("TxnOffsetCommit", group=group)
     assert len(sent) == 2 * COUNT and not any(r.errors for r in sent)
+    assert_transaction_path(kcsim, java_version, transaction_version)
 
 
 def test_a_second_producer_with_the_same_id_fences_the_first(

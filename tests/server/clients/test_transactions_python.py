@@ -78,6 +78,12 @@ def test_consume_transform_produce_commits_and_aborts_in_turn(kcsim: Any, unique
     assert kcsim.committed(group) == {(source, 0): COUNT}
     sent = kcsim.requests("TxnOffsetCommit", group=group)
     assert len(sent) == 2 * COUNT and not any(r.errors for r in sent)
+    # librdkafka knows no transactions v2 (KIP-890 part 2): though the broker finalizes
+    # transaction.version 2, it adds partitions and groups explicitly, produces below v12
+    # and ends with EndTxn below v5.
+    assert kcsim.requests("AddPartitionsToTxn") and kcsim.requests("AddOffsetsToTxn")
+    assert max(r.version for r in kcsim.requests("Produce")) < 12
+    assert max(r.version for r in kcsim.requests("EndTxn")) < 5
 
 
 def test_a_second_producer_with_the_same_id_fences_the_first(kcsim: Any,

@@ -110,6 +110,23 @@ def kill(server: Any) -> None:
     server.proc = None
 
 
+def storm_then_kill(server: Any, committers: list[Committer], seconds: float,
+                    context: str) -> list[Committer]:
+    """Run the committers on `server` for `seconds`, then SIGKILL it; returns them, each
+    with its history, once they have stopped without failing."""
+    committers = [c.restart(server) for c in committers]
+    for c in committers:
+        c.start()
+    time.sleep(seconds)
+    kill(server)
+    for c in committers:
+        c.join(10)
+        assert not c.is_alive(), f"{context}: a client hung after the kill"
+        if c.failure is not None:
+            raise AssertionError(f"{context}: {c.group} failed") from c.failure
+    return committers
+
+
 def check_acknowledged(server: Any, committers: list[Committer], context: str) -> None:
     with Wire.to(server) as wire:
         got = wire.fetch({c.group: (TOPIC, list(range(PARTITIONS))) for c in committers})
@@ -141,16 +158,7 @@ def test_acknowledged_commits_survive_sigkill(
     runs_with_acks = 0
     for iteration in range(ITERATIONS):
         context = f"seed {seed}, run {iteration} (fsync={server.settings['fsync']})"
-        committers = [c.restart(server) for c in committers]
-        for c in committers:
-            c.start()
-        time.sleep(rng.uniform(0.0, MAX_STORM_S))
-        kill(server)
-        for c in committers:
-            c.join(10)
-            assert not c.is_alive(), f"{context}: a client hung after the kill"
-            if c.failure is not None:
-                raise AssertionError(f"{context}: {c.group} failed") from c.failure
+        committers = storm_then_kill(server, committers, rng.uniform(0.0, MAX_STORM_S), context)
         runs_with_acks += any(c.acked_this_run for c in committers)
         server.settings["fsync"] = POLICIES[(iteration + 1) % len(POLICIES)]
         server.start()

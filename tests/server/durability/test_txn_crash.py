@@ -7,7 +7,9 @@ Raw-socket transactional producers (one thread each) run transactions of one rec
 partition, with their group offset sent to the transaction, ending most in a commit and
 every third in an abort; the server is killed at a random moment, restarted on the same
 data dir, and what read_committed fetches and the groups hold is compared with what the
-producers were told.
+producers were told. Once with explicit AddPartitionsToTxn / AddOffsetsToTxn, once on
+transactions v2 (KIP-890 part 2: Produce v12 and TxnOffsetCommit v5 add to the
+transaction themselves, EndTxn v5 bumps the epoch).
 """
 
 from __future__ import annotations
@@ -50,9 +52,10 @@ class Worker(threading.Thread):
     """One transactional producer: transaction n writes "<id>-<n>-<p>" to every partition
     and commits offset n of its group, then commits (or, every third, aborts)."""
 
-    def __init__(self, txn_id: str, server: Any, first: int) -> None:
+    def __init__(self, txn_id: str, server: Any, first: int, v2: bool) -> None:
         super().__init__(daemon=True)
         self.txn_id, self.server, self.n = txn_id, server, first
+        self.v2 = v2  # transactions v2: no AddPartitionsToTxn / AddOffsetsToTxn (KIP-890)
         self.committed: set[int] = set()  # acknowledged commits
         self.aborted: set[int] = set()  # acknowledged aborts
         self.unknown: set[int] = set()  # ended (or begun) without an answer
@@ -82,36 +85,43 @@ class Worker(threading.Thread):
             n = self.n
             self.n += 1
             self.unknown.add(n)
-            added = wire.call(24, 3, AddPartitions(
-                v3_and_below_transactional_id=self.txn_id, v3_and_below_producer_id=pid,
-                v3_and_below_producer_epoch=epoch, v3_and_below_topics=[
-                    AddPartitions.AddPartitionsToTxnTopic(name=TOPIC,
-                                                          partitions=list(range(PARTITIONS)))]))
-            assert {p.partition_error_code for t in added.results_by_topic_v3_and_below
-                    for p in t.results_by_partition} == {0}, added
+            if not self.v2:
+                added = wire.call(24, 3, AddPartitions(
+                    v3_and_below_transactional_id=self.txn_id, v3_and_below_producer_id=pid,
+                    v3_and_below_producer_epoch=epoch, v3_and_below_topics=[
+                        AddPartitions.AddPartitionsToTxnTopic(
+                            name=TOPIC, partitions=list(range(PARTITIONS)))]))
+                assert {p.partition_error_code for t in added.results_by_topic_v3_and_below
+                        for p in t.results_by_partition} == {0}, added
             for p in range(PARTITIONS):
                 raw = batch([f"{self.txn_id}-{n}-{p}".encode()], producer_id=pid,
                             producer_epoch=epoch, base_sequence=seq[p], attributes=0x10)
-                produced = wire.call(0, 9, Produce(
+                produced = wire.call(0, 12 if self.v2 else 9, Produce(
                     transactional_id=self.txn_id, acks=-1, timeout_ms=5000, topic_data=[
                         Produce.TopicProduceData(name=TOPIC, partition_data=[
                             Produce.PartitionProduceData(index=p, records=raw)])]))
                 assert produced.responses[0].partition_responses[0].error_code == 0, produced
                 seq[p] += 1
-            assert wire.call(25, 3, AddOffsets(transactional_id=self.txn_id, producer_id=pid,
-                                               producer_epoch=epoch,
-                                               group_id=group)).error_code == 0
-            offsets = wire.call(28, 3, TxnOffsetCommit(
+            if not self.v2:
+                assert wire.call(25, 3, AddOffsets(transactional_id=self.txn_id,
+                                                   producer_id=pid, producer_epoch=epoch,
+                                                   group_id=group)).error_code == 0
+            offsets = wire.call(28, 5 if self.v2 else 3, TxnOffsetCommit(
                 transactional_id=self.txn_id, group_id=group, producer_id=pid,
-                producer_epoch=epoch, generation_id=-1, member_id="", group_instance_id=None,
+                producer_epoch=epoch, generation_id_or_member_epoch=-1, member_id="",
+                group_instance_id=None,
                 topics=[TxnOffsetCommit.TxnOffsetCommitRequestTopic(name=SOURCE, partitions=[
                     TxnOffsetCommit.TxnOffsetCommitRequestPartition(
                         partition_index=0, committed_offset=n, committed_metadata="")])]))
             assert offsets.topics[0].partitions[0].error_code == 0, offsets
             commit = n % 3 != 0
-            ended = wire.call(26, 3, EndTxn(transactional_id=self.txn_id, producer_id=pid,
-                                            producer_epoch=epoch, committed=commit))
+            ended = wire.call(26, 5 if self.v2 else 3, EndTxn(
+                transactional_id=self.txn_id, producer_id=pid, producer_epoch=epoch,
+                committed=commit))
             assert ended.error_code == 0, ended
+            if self.v2:  # every end bumps the epoch: the next transaction's sequences from 0
+                pid, epoch = ended.producer_id, ended.producer_epoch
+                seq = dict.fromkeys(range(PARTITIONS), 0)
             self.unknown.discard(n)
             (self.committed if commit else self.aborted).add(n)
 
@@ -150,16 +160,17 @@ def wait_stable(server: Any, within_s: float) -> None:
             time.sleep(0.05)
 
 
-def test_transactions_survive_sigkill(kcsim_factory: Any) -> None:
+@pytest.mark.parametrize("v2", [False, True], ids=["txn-v1", "txn-v2"])
+def test_transactions_survive_sigkill(kcsim_factory: Any, v2: bool) -> None:
     server = kcsim_factory(default_partitions=PARTITIONS)
     with Wire.to(server) as wire:
         wire.create_topic(TOPIC, PARTITIONS)
         wire.create_topic(SOURCE, 1)
     rng = random.Random(1)
-    history = {f"w{i}": Worker(f"w{i}", server, 0) for i in range(WORKERS)}
+    history = {f"w{i}": Worker(f"w{i}", server, 0, v2) for i in range(WORKERS)}
     killed_open = 0
     for iteration in range(ITERATIONS):
-        workers = [Worker(t, server, h.n) for t, h in history.items()]
+        workers = [Worker(t, server, h.n, v2) for t, h in history.items()]
         for w, old in zip(workers, history.values(), strict=True):
             w.committed, w.aborted, w.unknown = old.committed, old.aborted, old.unknown
         for w in workers:
