@@ -5,7 +5,8 @@
 - on either: ``.clock`` (advance, freeze, resume simulated time), ``.faults``
   (fault rules: errors, latency, held requests, closed connections, coordinator
   loading or unavailable), ``.requests(...)`` (the request log), ``.group(...)``,
-  ``.groups()``, ``.paused(...)`` and ``.committed(...)`` (state views), and the
+  ``.groups()``, ``.paused(...)`` and ``.committed(...)`` (state views),
+  ``run_log_maintenance()`` (topics' retention and log cleaner, now), and the
   waits ``wait_for_group``, ``wait_for_committed``, ``wait_for_request``,
   ``wait_for_fault``, which raise ``WaitTimeout`` showing the state they saw;
 - ``kcsim serve --control-port`` serves the same controls over HTTP

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kcsim.protocol.compression import decompress
 from kcsim.protocol.record_batch import batch_header, batch_records
 from kcsim.storage import (
     SEGMENT_SUFFIX,
@@ -23,7 +24,6 @@ from kcsim.storage import (
     read_segment_batches,
 )
 
-from .compression import decompress
 from .meta_log import Tear
 
 if TYPE_CHECKING:

@@ -262,6 +262,9 @@ class Config(msgspec.Struct, kw_only=True):
     )] = DEFAULT_MIN_COMPACTION_LAG_MS
     tombstone_retention_ms: Annotated[Millis, Meta(
         description="how long compaction keeps tombstones")] = DEFAULT_TOMBSTONE_RETENTION_MS
+    log_retention_check_interval_ms: Annotated[PositiveMillis, Meta(
+        description="log.retention.check.interval.ms: how often, by the broker's clock, "
+                    "topics' retention and log cleaner run")] = 300000
     repair: Annotated[bool, Meta(
         description="cut a log at the first corrupt record instead of refusing to start")] = False
     extensions: Annotated[bool, Meta(

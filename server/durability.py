@@ -21,7 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kcsim.storage import DataDirLock, GroupCommitWriter, PartitionLog, RecordLog, recover_rewrite
+from kcsim.storage import (
+    DEFAULT_SEGMENT_BYTES,
+    DataDirLock,
+    GroupCommitWriter,
+    PartitionLog,
+    RecordLog,
+    recover_rewrite,
+)
 
 from .offsets.checkpoint import Checkpointer
 from .state.record_types import RECORD_TYPES
@@ -70,11 +77,36 @@ class Durability:
 class UnwrittenPartition:
     """An empty partition whose log is created by its first append (PartitionLog's interface)."""
 
-    __slots__ = ("_directory", "_log")
+    __slots__ = ("_directory", "_log", "_segment_bytes")
 
     def __init__(self, directory: str) -> None:
         self._directory = directory
         self._log: PartitionLog | None = None
+        self._segment_bytes = DEFAULT_SEGMENT_BYTES
+
+    @property
+    def segment_bytes(self) -> int:
+        return self._segment_bytes if self._log is None else self._log.segment_bytes
+
+    @segment_bytes.setter
+    def segment_bytes(self, value: int) -> None:
+        self._segment_bytes = value
+        if self._log is not None:
+            self._log.segment_bytes = value
+
+    def segment_ranges(self) -> list[tuple[int, int, int]]:
+        return [(0, 0, 0)] if self._log is None else self._log.segment_ranges()
+
+    def roll(self) -> bool:
+        return self._log is not None and self._log.roll()
+
+    def read_segment(self, base: int) -> list[tuple[int, bytes]]:
+        if self._log is None:
+            raise ValueError(f"no closed segment starts at {base}")
+        return self._log.read_segment(base)
+
+    def replace_segment(self, base: int, batches: list[tuple[int, int, bytes, int]]) -> bool:
+        return self._log is not None and self._log.replace_segment(base, batches)
 
     @property
     def log_start_offset(self) -> int:
@@ -98,7 +130,8 @@ class UnwrittenPartition:
     def append(self, base_offset: int, last_offset_delta: int, batch: bytes,
                max_timestamp: int) -> None:
         if self._log is None:  # on the event loop: its directories are synced with its data
-            self._log = PartitionLog.open(self._directory, sync_dirs=False)
+            self._log = PartitionLog.open(self._directory, sync_dirs=False,
+                                          segment_bytes=self._segment_bytes)
         self._log.append(base_offset, last_offset_delta, batch, max_timestamp)
 
     def read(self, from_offset: int, max_bytes: int) -> list[tuple[int, bytes]]:

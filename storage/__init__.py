@@ -16,10 +16,23 @@ are not the server, so there is one reader and one writer of it:
   :class:`Frame` walk and decoded or raw records, :class:`SegmentVerdict`);
 - writing segments (:class:`SegmentWriter`) and cutting a compaction's output
   into them (:class:`CompactedSegments`), as the log and the embedded compactor
-  do, with the compaction manifest that swaps them in atomically.
+  do, with the compaction manifest that swaps them in atomically;
+- cleaning a topic partition's closed segments as Kafka's log cleaner does
+  (:func:`clean_segments`, :func:`clean_partition`), the same algorithm as the
+  record log's compaction, over a batch format the caller explains
+  (:class:`BatchRecords`).
 """
 
-from .compaction import DEFAULT_TOMBSTONE_RETENTION_MS, CompactionStats, compact
+from .compaction import (
+    DEFAULT_TOMBSTONE_RETENTION_MS,
+    BatchRecords,
+    CleanedBatch,
+    CleanedSegments,
+    CompactionStats,
+    clean_partition,
+    clean_segments,
+    compact,
+)
 from .errors import (
     CorruptLogError,
     DataDirLockedError,
@@ -65,6 +78,9 @@ __all__ = [
     "FSYNC_POLICIES",
     "SEGMENT_HEADER_SIZE",
     "SEGMENT_SUFFIX",
+    "BatchRecords",
+    "CleanedBatch",
+    "CleanedSegments",
     "CompactedSegment",
     "CompactedSegments",
     "CompactionManifest",
@@ -95,6 +111,8 @@ __all__ = [
     "StorageFailedError",
     "UnsupportedRecordError",
     "WriterStats",
+    "clean_partition",
+    "clean_segments",
     "commit_manifest",
     "compact",
     "finish_interrupted_compaction",

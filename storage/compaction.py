@@ -1,5 +1,12 @@
 """Compaction: keep the newest record per key in the closed segments.
 
+One algorithm, Kafka's log cleaner, for two kinds of record: the coordinator's
+typed frames in kcsim's record log (:func:`compact`) and the record batches of a
+topic partition (:func:`clean_segments`, whose batch format the caller explains
+through a :class:`BatchRecords`, since storage knows no wire format). Both map each
+key to its newest record, then keep a record only if it is that newest one and not
+a tombstone older than the retention (:func:`_expired`, the one rule).
+
 The closed segments (all but the active one) are rewritten into new sealed
 segments that keep, in log order, only the newest record of each
 (type id, key) and drop tombstones written more than the retention ago (with
@@ -23,7 +30,7 @@ import mmap
 import os
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from crc32c import crc32c
 
@@ -54,6 +61,8 @@ from .segment import (
 from .segment_writer import CompactedSegment, CompactedSegments
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import msgspec
 
     from .log import RecordLog
@@ -211,13 +220,13 @@ def _plan_outputs(inputs: list[Segment], buffers: list[mmap.mmap], survivors: li
                 pairs = decode_raw_pairs(views[segment_index][pos + FRAME_HEADER_SIZE:frame_end])
             key, value = pairs[location & _LOW32]
             tombstone = bytes(value) == NIL
-            if tombstone and timestamp < expire_before_ms:
+            if _expired(tombstone, timestamp, expire_before_ms):
                 dropped += 1
                 continue
             frame = plain_frame_bytes(type_id, version, timestamp, bytes(key),
                                       None if tombstone else bytes(value))
         else:
-            if flags & FRAME_FLAG_TOMBSTONE and timestamp < expire_before_ms:
+            if _expired(flags & FRAME_FLAG_TOMBSTONE, timestamp, expire_before_ms):
                 dropped += 1
                 continue
             frame = views[segment_index][pos:frame_end]
@@ -226,6 +235,162 @@ def _plan_outputs(inputs: list[Segment], buffers: list[mmap.mmap], survivors: li
             outputs.append(done)
     outputs.append(cut.finish(inputs[-1].end))
     return outputs, dropped
+
+
+def _expired(tombstone: object, timestamp: int, expire_before_ms: int) -> bool:
+    """A tombstone written before the horizon has done its work (Kafka's
+    delete.retention.ms): it and the records it superseded go."""
+    return bool(tombstone) and timestamp < expire_before_ms
+
+
+# -- record batches: a topic partition's segments ----------------------------------------
+
+Batch = tuple[int, bytes]  # (base offset, batch bytes)
+CleanedBatch = tuple[int, int, bytes, int]  # (base offset, last offset delta, bytes, max ts)
+
+
+class BatchRecords(Protocol):
+    """What the cleaner needs to know of a record batch format.
+
+    The cleaner calls :meth:`records` for every batch of the range (first pass), then,
+    in log order, :meth:`filtered` for every batch (second pass)."""
+
+    def records(self, base: int, batch: bytes) -> list[tuple[bytes | None, bool, int]] | None:
+        """(key, is a tombstone, timestamp) of each record of the batch, in order (called
+        once for each batch, first pass); None when its records are not the newest of
+        their keys whatever follows (aborted data, transaction markers): :meth:`filtered`
+        alone decides their fate."""
+        ...
+
+    def filtered(self, base: int, batch: bytes, keep: list[bool] | None) -> CleanedBatch | None:
+        """The batch with only the records ``keep`` marks (None: a batch `records` did not
+        list); None when nothing of it needs to stay, not even its header."""
+        ...
+
+    def max_timestamp(self, batch: bytes) -> int:
+        """The batch's largest timestamp."""
+        ...
+
+    def last_offset_delta(self, batch: bytes) -> int:
+        """How many offsets past its base the batch covers."""
+        ...
+
+    def gap(self, base: int, last: int, max_timestamp: int) -> CleanedBatch:
+        """A batch of no record covering offsets ``base``..``last``, which stands in for
+        batches that went entirely (the largest of their timestamps is ``max_timestamp``,
+        which retention judges the segment by): offsets stay where they were, segments
+        gap-free."""
+        ...
+
+
+@dataclass
+class CleanedSegments:
+    """What :func:`clean_segments` made of each segment, and its counts."""
+
+    segments: list[list[CleanedBatch]]
+    changed: list[bool] = dataclasses.field(default_factory=list)  # per segment
+    records_before: int = 0
+    records_after: int = 0
+    tombstones_dropped: int = 0
+
+
+def clean_segments(read: Callable[[int], list[Batch]], segments: list[tuple[int, int]],
+                   kind: BatchRecords, *, expire_before_ms: int,
+                   log_start: int = 0) -> CleanedSegments:
+    """Kafka's cleaning of the closed segments ``segments`` ((base, end offset) each),
+    whose batches ``read(base)`` returns: each key's newest record stays, older ones and
+    tombstones written before ``expire_before_ms`` go. Each segment keeps its range of
+    offsets; a run of batches that went entirely becomes one :meth:`BatchRecords.gap`.
+    Batches wholly below ``log_start`` (gone for readers, their segment not yet) stay as
+    they are."""
+    # First pass: each key's newest record (its ordinal among the records listed, and
+    # whether it is a tombstone past the horizon); how many records each batch lists.
+    newest: dict[bytes, tuple[int, bool]] = {}
+    # Per segment: the ordinal of its first record, and how many records each of its
+    # batches at or above the log start lists (-1: none, not listed).
+    plan: list[tuple[int, list[int]]] = []
+    ordinal = 0
+    for base, _end in segments:
+        counts: list[int] = []
+        plan.append((ordinal, counts))
+        for batch_base, batch in read(base):
+            if batch_base + kind.last_offset_delta(batch) < log_start:
+                continue
+            listed = kind.records(batch_base, batch)
+            if listed is None:
+                counts.append(-1)
+                continue
+            for key, tombstone, ts in listed:
+                if key is not None:
+                    newest[key] = (ordinal, _expired(tombstone, ts, expire_before_ms))
+                ordinal += 1
+            counts.append(len(listed))
+    survivors = {o for o, expired in newest.values() if not expired}
+    out = CleanedSegments([], records_before=ordinal, records_after=len(survivors),
+                          tombstones_dropped=len(newest) - len(survivors))
+    # Second pass: each batch with the records that survive (parsed again only by a kind
+    # that must cut it, keeping some of its records).
+    for (base, end), (ordinal, counts) in zip(segments, plan):
+        cleaned: list[CleanedBatch] = []
+        gap_from: int | None = None
+        gap_ts = -1
+        changed = False
+        batches = read(base)
+        if not batches and counts:  # gone since the first pass: nothing to put back
+            out.segments.append(cleaned)
+            out.changed.append(False)
+            continue
+        batch_index = 0
+        for batch_base, batch in batches:
+            last_delta = kind.last_offset_delta(batch)
+            if batch_base + last_delta < log_start:
+                cleaned.append((batch_base, last_delta, batch, kind.max_timestamp(batch)))
+                continue
+            count = counts[batch_index]
+            batch_index += 1
+            keep = None
+            if count >= 0:
+                keep = [o in survivors for o in range(ordinal, ordinal + count)]
+                ordinal += count
+            kept = kind.filtered(batch_base, batch, keep)
+            if kept is None:
+                if gap_from is None:
+                    gap_from, gap_ts = batch_base, -1
+                gap_ts = max(gap_ts, kind.max_timestamp(batch))
+                changed = True
+                continue
+            changed = changed or kept[2] is not batch
+            if gap_from is not None:
+                cleaned.append(kind.gap(gap_from, batch_base - 1, gap_ts))
+                gap_from = None
+            cleaned.append(kept)
+        if gap_from is not None:
+            cleaned.append(kind.gap(gap_from, end - 1, gap_ts))
+        out.segments.append(cleaned)
+        out.changed.append(changed)
+    return out
+
+
+class CleanableLog(Protocol):
+    """A partition's store as the cleaner uses it (:class:`PartitionLog`'s methods)."""
+
+    def read_segment(self, base: int) -> list[Batch]: ...
+
+    def replace_segment(self, base: int, batches: list[CleanedBatch]) -> bool: ...
+
+
+def clean_partition(partition_log: CleanableLog, segments: list[tuple[int, int]],
+                    kind: BatchRecords, *, expire_before_ms: int,
+                    log_start: int = 0) -> CleanedSegments:
+    """:func:`clean_segments` of a partition log's closed segments, each changed one put in
+    place of the old (:meth:`PartitionLog.replace_segment`). Safe while the log is
+    appended to; a segment removed meanwhile (retention, DeleteRecords) stays removed."""
+    cleaned = clean_segments(partition_log.read_segment, segments, kind,
+                             expire_before_ms=expire_before_ms, log_start=log_start)
+    for (base, _end), batches, changed in zip(segments, cleaned.segments, cleaned.changed):
+        if changed:
+            partition_log.replace_segment(base, batches)
+    return cleaned
 
 
 def _swap(record_log: RecordLog, inputs: list[Segment],

@@ -45,6 +45,7 @@ from .segment import DEFAULT_SEGMENT_BYTES, SEGMENT_SUFFIX
 LOG_START_FILE = "log-start-offset"
 REWRITTEN_SUFFIX = ".rewritten"  # a rewrite being written beside the partition's directory
 REPLACED_SUFFIX = ".replaced"  # the partition's directory, moved aside by a rewrite
+CLEANED_SUFFIX = ".cleaned"  # a segment's cleaned copy, renamed over it once synced
 
 FRAME = struct.Struct("<IIBBHiqq")
 FRAME_SIZE = FRAME.size  # 32
@@ -125,6 +126,9 @@ class PartitionLog:
         else:
             os.makedirs(directory, exist_ok=True)
         checkpoint = _read_log_start(directory)
+        for name in os.listdir(directory):
+            if name.endswith(CLEANED_SUFFIX):  # a cleaning a crash cut short: the old stays
+                os.unlink(os.path.join(directory, name))
         files = sorted(
             (int(name[: -len(SEGMENT_SUFFIX)]), os.path.join(directory, name))
             for name in os.listdir(directory)
@@ -170,6 +174,24 @@ class PartitionLog:
         with self._lock:
             return sum(s.size for s in self._segments)
 
+    @property
+    def segment_bytes(self) -> int:
+        return self._segment_bytes
+
+    @segment_bytes.setter
+    def segment_bytes(self, value: int) -> None:
+        """The size at which appends roll to a new segment (a topic's segment.bytes), from
+        the next roll on."""
+        if value <= FRAME_SIZE:
+            raise ValueError(f"segment_bytes={value} is too small")
+        self._segment_bytes = value
+
+    def segment_ranges(self) -> list[tuple[int, int, int]]:
+        """(base offset, end offset, bytes) of every segment, oldest first; the last is the
+        active one. What retention and the cleaner judge segments by."""
+        with self._lock:
+            return [(s.base, s.end_offset, s.size) for s in self._segments]
+
     # -- writing --------------------------------------------------------------------
 
     def append(self, base_offset: int, last_offset_delta: int, batch_bytes: bytes,
@@ -206,6 +228,16 @@ class PartitionLog:
             active.bases.append(base_offset)
             active.positions.append(position)
             active.end_offset = base_offset + last_offset_delta + 1
+
+    def roll(self) -> bool:
+        """Close the active segment if it holds anything (Kafka rolls by segment.ms too);
+        False when it is empty."""
+        with self._lock:
+            self._check_open()
+            if not self._segments[-1].bases:
+                return False
+            self._roll()
+            return True
 
     def _roll(self) -> _Segment:
         old = self._segments[-1]
@@ -317,6 +349,67 @@ class PartitionLog:
             fsync_dir(self._directory)
             self._dir_dirty = False
 
+    def read_segment(self, base: int) -> list[tuple[int, bytes]]:
+        """Every (base offset, batch bytes) of the closed segment starting at ``base`` (what
+        the cleaner reads: closed segments change only by :meth:`replace_segment`); none
+        once it is gone (retention or DeleteRecords removed it)."""
+        with self._lock:
+            self._check_open()
+            segment = self._closed_segment(base)
+            result: list[tuple[int, bytes]] = []
+            if segment is None:
+                return result
+            self._read_segment(segment, 0, segment.size + 1, result)
+            return result
+
+    def replace_segment(self, base: int, batches: list[tuple[int, int, bytes, int]]) -> bool:
+        """Put ``batches`` (base offset, last offset delta, bytes, max timestamp; covering
+        exactly the segment's offsets) in place of the closed segment starting at ``base``:
+        what the cleaner keeps of it. The new file is written and synced beside the old
+        one, then renamed over it, so a crash leaves one or the other whole. False when
+        the segment is gone meanwhile (retention or DeleteRecords removed it)."""
+        with self._lock:
+            self._check_open()
+            segment = self._closed_segment(base)
+            if segment is None:
+                return False
+            end = segment.end_offset
+        if _covered_to(batches, base) != end:
+            raise ValueError(f"batches from {base} do not end where the segment does, at {end}")
+        staged = _Segment(base, segment.path + CLEANED_SUFFIX, end_offset=base)
+        fd = os.open(staged.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            for batch_base, last_delta, batch, max_ts in batches:
+                rest = _HEADER_REST.pack(_MAGIC, 0, 0, last_delta, batch_base, max_ts)
+                prefix = _PREFIX.pack(len(rest) + len(batch), crc32c(batch, crc32c(rest)))
+                _write_frame(fd, [prefix, rest, batch], FRAME_SIZE + len(batch), staged.size)
+                staged.bases.append(batch_base)
+                staged.positions.append(staged.size)
+                staged.size += FRAME_SIZE + len(batch)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        staged.end_offset = end
+        with self._lock:
+            self._check_open()
+            if self._closed_segment(base) is None:
+                os.unlink(staged.path)
+                return False
+            index = bisect.bisect_left(self._segment_bases, base)
+            old = self._segments[index]
+            os.rename(staged.path, old.path)
+            fsync_dir(self._directory)
+            old.close()
+            staged.path = old.path
+            self._segments[index] = staged
+            return True
+
+    def _closed_segment(self, base: int) -> _Segment | None:
+        index = bisect.bisect_left(self._segment_bases, base)
+        if index >= len(self._segments) - 1 or self._segments[index].base != base:
+            return None
+        return self._segments[index]
+
     def rewrite(self, batches: list[tuple[int, int, bytes, int]], log_start: int) -> PartitionLog:
         """Replace every batch by `batches` ((base offset, last offset delta, bytes, max
         timestamp), following each other from `log_start` to this log's end offset): what
@@ -326,11 +419,7 @@ class PartitionLog:
         with self._lock:
             self._check_open()
             end = self.log_end_offset
-        expected = log_start
-        for base, last_delta, _batch, _ts in batches:
-            if base != expected:
-                raise ValueError(f"batch at {base} does not follow {expected}")
-            expected = base + last_delta + 1
+        expected = _covered_to(batches, log_start)
         if expected != end or not self._log_start_offset <= log_start <= end:
             raise ValueError(f"batches cover {log_start}..{expected}, the log ends at {end}")
         staged = self._directory + REWRITTEN_SUFFIX
@@ -380,6 +469,17 @@ class PartitionLog:
             raise StorageError(
                 f"partition log {self._directory} failed earlier: {self._broken}"
             ) from self._broken
+
+
+def _covered_to(batches: list[tuple[int, int, bytes, int]], start: int) -> int:
+    """Where `batches` (base offset, last offset delta, ...) end, each following the one
+    before from `start`; ValueError for one that does not."""
+    expected = start
+    for base, last_delta, _batch, _ts in batches:
+        if base != expected:
+            raise ValueError(f"batch at {base} does not follow {expected}")
+        expected = base + last_delta + 1
+    return expected
 
 
 def _write_frame(fd: int, parts: list[bytes], frame_size: int, position: int) -> None:

@@ -179,6 +179,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "POST", "/wait/fault", {"id": a.id, "fired": a.fired, "held": a.held,
                                 "timeout": a.timeout}, wait_s=a.timeout))
 
+    maintenance = what.add_parser("log-maintenance",
+                                  help="run retention and the log cleaner over every topic now")
+    maintenance.add_argument("--roll", action="store_true",
+                             help="first close every active segment holding records")
+    maintenance.set_defaults(call=lambda c, a: c.call("POST", "/log-maintenance",
+                                                      {"roll": a.roll}))
+
     state = what.add_parser("state", help="snapshots: groups, members, offsets, paused")
     state_of = state.add_subparsers(dest="action", required=True)
     for name, help_text in (("groups", "groups with their state and members"),

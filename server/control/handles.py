@@ -1,4 +1,5 @@
-"""The controls a test holds: the clock, fault rules, the request log, group views and waits.
+"""The controls a test holds: the clock, fault rules, the request log, group views, waits,
+and log maintenance run at once.
 
 The same classes serve a broker on a background thread (EmbeddedServer: every
 call is run on the broker's trio thread) and a broker inside the test's own
@@ -9,11 +10,15 @@ first case and are awaited in the second. Everything returned is plain data
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+import trio
 
 from .views import group_view, paused_view
 from .waits import (
     DEFAULT_TIMEOUT_S,
+    WaitTimeout,
     committed_condition,
     fault_condition,
     group_condition,
@@ -25,6 +30,7 @@ from .waits import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from ..maintenance import MaintenanceReport
     from ..shell.server import Server
     from ..tls import ClientCert
     from .faults import FaultRule, FaultStatus
@@ -243,6 +249,32 @@ class BlockingControls(Controls):
         return wait_blocking(self._call, self._server, check, what, timeout)
 
 
+    def run_log_maintenance(self, *, roll: bool = False,
+                            timeout: float = DEFAULT_TIMEOUT_S) -> MaintenanceReport:
+        """Run retention and the log cleaner over every topic now, whatever their timers say
+        (Kafka's log.retention.check.interval.ms, the cleaner's dirty ratio); `roll` first
+        closes every active segment holding records, so that the cleaner may clean them.
+        Returns what they did."""
+        done = threading.Event()
+        box: dict[str, Any] = {}
+
+        async def run() -> None:
+            try:
+                box["report"] = await self._server().maintenance.run_now(roll=roll)
+            except Exception as exc:  # handed to the caller's thread
+                box["error"] = exc
+            finally:
+                done.set()
+
+        self._call(lambda: trio.lowlevel.spawn_system_task(run))
+        if not done.wait(timeout):
+            raise WaitTimeout(f"log maintenance did not finish in {timeout:g} s")
+        if "error" in box:
+            raise box["error"]
+        report: MaintenanceReport = box["report"]
+        return report
+
+
 class TrioControls(Controls):
     """Controls of a broker inside the caller's own trio run; the waits are awaited."""
 
@@ -273,6 +305,10 @@ class TrioControls(Controls):
                              timeout: float = DEFAULT_TIMEOUT_S) -> FaultStatus:
         check, what = fault_condition(rule_id, fired, held)
         return await wait_trio(self._server, check, what, timeout)
+
+
+    async def run_log_maintenance(self, *, roll: bool = False) -> MaintenanceReport:
+        return await self._server().maintenance.run_now(roll=roll)
 
 
 def _direct(fn: Callable[[], T]) -> T:

@@ -114,6 +114,7 @@ class Endpoints:
             route("/state/members", GET=self.state_members),
             route("/state/offsets", GET=self.state_offsets),
             route("/state/paused", GET=self.state_paused),
+            route("/log-maintenance", POST=self.log_maintenance),
         ]
 
     async def index(self, request: Request) -> Any:
@@ -267,6 +268,16 @@ class Endpoints:
                   for topic, partitions in self.controls.paused(g).items()
                   for p in partitions]
         return {"paused": paused}
+
+    # -- retention and the log cleaner --------------------------------------------------
+
+    async def log_maintenance(self, request: Request) -> Any:
+        body = request.json()
+        _fields(body, ("roll",), "POST /log-maintenance")
+        roll = body.get("roll", False)
+        if not isinstance(roll, bool):
+            raise ValueError(f"roll: expected true or false, got {roll!r}")
+        return await self.controls.run_log_maintenance(roll=roll)
 
 
 def _timeout(body: Mapping[str, Any]) -> dict[str, Any]:

@@ -34,6 +34,7 @@ import trio
 
 from kcsim.storage import StorageError
 
+from ..maintenance import LogMaintenance
 from ..requests import Peer, ProtocolViolation, Reply, withdraw
 from ..tls import ANONYMOUS
 from .socket_io import DirectSocket
@@ -85,6 +86,8 @@ class Server:
         self.advertised: tuple[Listener, ...] = ()  # each listener's address for clients, once bound
         self.connections = 0
         self.timer = Timer(self.state, clock, self._durable, broker.changes.notify)
+        # Retention and the log cleaner, on their own timer by the same clock.
+        self.maintenance = LogMaintenance(self.state, clock, broker.changes.notify)
         self._listeners: list[trio.SocketListener] = []
         self.exit_code = 0
         self.stopped = trio.Event()
@@ -177,6 +180,7 @@ class Server:
                     await self.timer.tick()
                     nursery.start_soon(self.timer.run)
                     nursery.start_soon(self._reap_idle)
+                    nursery.start_soon(self.maintenance.run)
                     if self.state.offsets_topic is not None:
                         nursery.start_soon(self.state.offsets_topic.run_compactions)
                     for listener, address in bound:
@@ -226,6 +230,7 @@ class Server:
             else:
                 self._nursery.start_soon(self._release_when_durable, outcome)
             self.timer.rearm(force=True)
+            self.maintenance.rearm()
         self.state.data_arrived.unpark_all()
         self.broker.changes.notify()
 

@@ -28,6 +28,7 @@ from kcsim.protocol.record_batch import (
     record_timestamps,
     with_base_offset,
 )
+from kcsim.storage import DEFAULT_SEGMENT_BYTES
 
 from .producer_state import ProducerState
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 MAX_TOPIC_NAME = 249
+FRAME_SIZE = 32  # what a partition log's frame adds to each batch: memory cuts segments alike
 _LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
 
 DEFAULT_TOPIC_CONFIGS: dict[str, str] = {
@@ -64,15 +66,26 @@ def topic_name_problem(name: str) -> str | None:
 
 
 class MemoryBatches:
-    """Batches of one partition kept in memory (``--in-memory``); PartitionLog's interface."""
+    """Batches of one partition kept in memory (``--in-memory``); PartitionLog's interface.
 
-    __slots__ = ("_bases", "_batches", "log_end_offset", "log_start_offset")
+    Its segments are cut as a partition log's are (a batch that would take the active
+    segment past `segment_bytes`, counting the log's frame, starts a new one), but only
+    when retention or the cleaner asks for them (`segment_ranges`), so appending costs
+    nothing more."""
+
+    __slots__ = ("_bases", "_batches", "_scanned", "_segments", "log_end_offset",
+                 "log_start_offset", "segment_bytes")
+
+    in_memory = True
 
     def __init__(self) -> None:
         self._batches: list[bytes] = []
         self._bases: list[int] = []
         self.log_start_offset = 0
         self.log_end_offset = 0
+        self.segment_bytes = DEFAULT_SEGMENT_BYTES
+        self._segments: list[list[int]] = [[0, 0, 0]]  # [base, end, bytes]; the last is active
+        self._scanned = 0  # the batches up to this offset are placed in segments
 
     def append(self, base_offset: int, last_offset_delta: int, batch: bytes, max_timestamp: int) -> None:
         self._batches.append(batch)
@@ -100,17 +113,70 @@ class MemoryBatches:
         """Make `new_start` the log start offset, dropping the batches wholly before it."""
         if new_start <= self.log_start_offset:
             return
+        self.segment_ranges()
         self.log_start_offset = new_start
         if new_start >= self.log_end_offset:
             drop = len(self._bases)
+            self._segments = [[self.log_end_offset, self.log_end_offset, 0]]
         else:
             drop = max(0, bisect.bisect_right(self._bases, new_start) - 1)
+            while len(self._segments) > 1 and self._segments[1][0] <= new_start:
+                del self._segments[0]
         del self._batches[:drop], self._bases[:drop]
+
+    # -- segments: what retention and the cleaner work on ---------------------------
+
+    def segment_ranges(self) -> list[tuple[int, int, int]]:
+        """(base offset, end offset, bytes) of each segment, oldest first; the last is the
+        active one."""
+        bases, batches = self._bases, self._batches
+        active = self._segments[-1]
+        for i in range(bisect.bisect_left(bases, self._scanned), len(bases)):
+            size = len(batches[i]) + FRAME_SIZE
+            if active[2] and active[2] + size > self.segment_bytes:
+                active = [bases[i], bases[i], 0]
+                self._segments.append(active)
+            active[1] = bases[i + 1] if i + 1 < len(bases) else self.log_end_offset
+            active[2] += size
+        self._scanned = self.log_end_offset
+        return [(base, end, size) for base, end, size in self._segments]
+
+    def roll(self) -> bool:
+        """Close the active segment if it holds anything."""
+        self.segment_ranges()
+        if self._segments[-1][2] == 0:
+            return False
+        self._segments.append([self.log_end_offset, self.log_end_offset, 0])
+        return True
+
+    def read_segment(self, base: int) -> list[tuple[int, bytes]]:
+        """The batches of the segment starting at `base`."""
+        for segment_base, end, _size in self._segments:
+            if segment_base == base:
+                first = bisect.bisect_left(self._bases, base)
+                last = bisect.bisect_left(self._bases, end)
+                return list(zip(self._bases[first:last], self._batches[first:last]))
+        return []  # gone (retention or DeleteRecords removed it)
+
+    def replace_segment(self, base: int, batches: list[tuple[int, int, bytes, int]]) -> bool:
+        """What the cleaner kept of the closed segment at `base` (the same range of
+        offsets); False when it is gone meanwhile."""
+        for segment in self._segments[:-1]:
+            if segment[0] == base:
+                first = bisect.bisect_left(self._bases, base)
+                last = bisect.bisect_left(self._bases, segment[1])
+                self._bases[first:last] = [b for b, _, _, _ in batches]
+                self._batches[first:last] = [batch for _, _, batch, _ in batches]
+                segment[2] = sum(len(batch) + FRAME_SIZE for _, _, batch, _ in batches)
+                return True
+        return False
 
     def rewrite(self, batches: list[tuple[int, int, bytes, int]], log_start: int) -> MemoryBatches:
         self._batches = [batch for _, _, batch, _ in batches]
         self._bases = [base for base, _, _, _ in batches]
         self.log_start_offset = log_start
+        self._segments = [[log_start, log_start, 0]]
+        self._scanned = log_start
         return self
 
     def sync(self) -> None:
@@ -134,6 +200,7 @@ class Partition:
         self.max_timestamps: list[int] = []
         self.max_timestamp = -1
         self.max_timestamp_offset = -1
+        self.cleaned_to = 0  # the log cleaner's checkpoint: what it cleaned last ends there
         if store is not None and store.log_end_offset > store.log_start_offset:
             self._rebuild_index()
 
@@ -171,10 +238,31 @@ class Partition:
                              f"{self.high_watermark}")
         if offset > self.log_start_offset:
             self.store.truncate_prefix(offset)
-            keep_from = (len(self.base_offsets) if offset >= self.log_end_offset
-                         else max(0, bisect.bisect_right(self.base_offsets, offset) - 1))
-            del self.base_offsets[:keep_from], self.max_timestamps[:keep_from]
+            self.trim_index(offset)
         return self.log_start_offset
+
+    def trim_index(self, offset: int) -> None:
+        """Drop the batches wholly below `offset` from the index (the store's log start
+        moved there, as `move_log_start` or retention moved it)."""
+        keep_from = (len(self.base_offsets) if offset >= self.log_end_offset
+                     else max(0, bisect.bisect_right(self.base_offsets, offset) - 1))
+        del self.base_offsets[:keep_from], self.max_timestamps[:keep_from]
+
+    def largest_timestamp(self, base: int, end: int) -> int:
+        """The largest timestamp of the batches in [base, end) (-1: none): how Kafka judges
+        a segment's age."""
+        first = bisect.bisect_left(self.base_offsets, base)
+        last = bisect.bisect_left(self.base_offsets, end)
+        return max(self.max_timestamps[first:last], default=-1)
+
+    def reindex(self, base: int, end: int, batches: list[tuple[int, int, bytes, int]]) -> None:
+        """The index of [base, end) after the cleaner replaced its batches by `batches`."""
+        first = bisect.bisect_left(self.base_offsets, base)
+        last = bisect.bisect_left(self.base_offsets, end)
+        start = self.log_start_offset
+        held = [(b, ts) for b, delta, _batch, ts in batches if b + delta >= start]
+        self.base_offsets[first:last] = [b for b, _ in held]
+        self.max_timestamps[first:last] = [ts for _, ts in held]
 
     def _rebuild_index(self) -> None:
         offset = self.store.log_start_offset

@@ -11,8 +11,8 @@ import msgspec
 import pytest
 
 from kcsim.pipeline.columns import record_columns
-from kcsim.pipeline.compression import CompressionError, decompress
 from kcsim.pipeline.group_history import fold
+from kcsim.protocol.compression import CompressionError, decompress
 from kcsim.server.state.record_types import RECORD_TYPES
 
 DATA = b"kafka records section " * 500

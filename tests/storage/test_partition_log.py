@@ -235,3 +235,28 @@ def test_a_rewrite_cut_short_by_a_crash_is_finished_or_undone(tmp_path):
     recover_rewrite(str(directory))  # the rewritten log wins
     assert not os.path.exists(str(directory) + ".replaced")
     assert PartitionLog.open(directory).log_end_offset == 0
+
+
+def test_a_closed_segment_is_replaced_whole_and_a_cut_short_cleaning_leaves_the_old(tmp_path):
+    """What the log cleaner does to a segment: its cleaned copy, covering the same offsets,
+    is renamed over it; a copy a crash left behind is removed at open, the old one stays."""
+    segment_bytes = 3 * (FRAME_SIZE + 100)
+    with PartitionLog.open(tmp_path, segment_bytes=segment_bytes) as log:
+        written = fill(log, 5)
+        (first, end, _size), *_rest = log.segment_ranges()
+        assert (first, end) == (0, 9) and log.read_segment(0) == written[:3]
+        kept = [(0, 5, b"cleaned 0..5", 1000), (6, 2, b"cleaned 6..8", 1006)]
+        with pytest.raises(ValueError, match="do not end where the segment does"):
+            log.replace_segment(0, kept[:1])
+        assert not log.replace_segment(9, kept)  # the active one
+        assert log.replace_segment(0, kept)
+        assert log.read(0, 10_000) == [(0, b"cleaned 0..5"), (6, b"cleaned 6..8"), *written[3:]]
+        assert log.read(4, 10) == [(0, b"cleaned 0..5")]
+    segment_path = tmp_path / f"{0:020d}.log"
+    (tmp_path / (segment_path.name + ".cleaned")).write_bytes(b"half written")
+    with PartitionLog.open(tmp_path, segment_bytes=segment_bytes) as log:
+        assert log.read(0, 10_000) == [(0, b"cleaned 0..5"), (6, b"cleaned 6..8"), *written[3:]]
+        assert not (tmp_path / (segment_path.name + ".cleaned")).exists()
+        log.truncate_prefix(9)
+        assert not log.replace_segment(0, kept)  # retention took it meanwhile
+        assert log.read_segment(0) == []

@@ -63,7 +63,8 @@ async def test_the_index_lists_every_endpoint(kcsim_trio: Any) -> None:
     status, _, answer = await call(kcsim_trio, "GET", "/")
     assert status == 200
     assert {"GET /clock", "POST /clock/advance", "POST /faults", "DELETE /faults/{id}",
-            "GET /requests", "POST /wait/group", "GET /state/paused"} <= set(answer["endpoints"])
+            "GET /requests", "POST /wait/group", "GET /state/paused",
+            "POST /log-maintenance"} <= set(answer["endpoints"])
 
 
 async def test_an_unknown_path_is_404_and_a_wrong_method_405_naming_the_allowed(
@@ -135,6 +136,7 @@ async def test_a_body_that_is_not_a_json_object_is_400_naming_the_body(kcsim_tri
      "connection, since)"),
     ("GET", "/state/members", None, "", "group: required"),
     ("DELETE", "/faults/3", None, "", "rule_id: no fault rule 3 is installed"),
+    ("POST", "/log-maintenance", {"roll": "yes"}, "", "roll: expected true or false, got 'yes'"),
 ])
 async def test_bad_input_to_every_kind_of_endpoint_is_400_naming_the_field(
         kcsim_trio: Any, method: str, path: str, body: Any, query: str, message: str) -> None:
@@ -237,6 +239,30 @@ async def test_the_state_and_the_waits_show_what_an_admin_did(kcsim_trio: Any) -
     assert found["requests"] == [commit]
     _, _, cleared = await call(kcsim_trio, "DELETE", "/requests")
     assert cleared == {"cleared": True} and kcsim_trio.requests() == []
+
+
+def changelog(bootstrap: str, topic: str) -> None:
+    """A compacted topic holding three values of one key, a batch each."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient as ConfluentAdmin
+    from confluent_kafka.admin import NewTopic
+
+    admin = ConfluentAdmin({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1, config={"cleanup.policy": "compact"})])[
+        topic].result(10)
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    for value in (b"1", b"2", b"3"):
+        producer.produce(topic, value, key=b"k", partition=0)
+        producer.flush(10)
+
+
+async def test_log_maintenance_runs_the_cleaner_now(kcsim_trio: Any) -> None:
+    await trio.to_thread.run_sync(changelog, kcsim_trio.bootstrap, "changelog")
+    status, _, answer = await call(kcsim_trio, "POST", "/log-maintenance", {})
+    assert (status, answer) == (200, {"retention": [], "cleaned": []})  # all in the active one
+    status, _, answer = await call(kcsim_trio, "POST", "/log-maintenance", {"roll": True})
+    assert (status, answer) == (200, {"retention": [], "cleaned": [
+        {"topic": "changelog", "partition": 0, "records_before": 3, "records_after": 1}]})
 
 
 async def test_an_unexpected_failure_is_500_with_its_message_and_the_api_serves_on(

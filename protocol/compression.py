@@ -2,7 +2,9 @@
 
 gzip comes with Python; snappy (raw, and the xerial framing the Java client
 writes), lz4 (the frame format) and zstd come from the ``[spark]`` extra's
-libraries. Imported in the workers that read partition data.
+libraries, imported when a batch needs them: the pipeline's workers read
+partition data with it, and the broker's log cleaner when it filters a
+compressed batch.
 """
 
 from __future__ import annotations
