@@ -107,6 +107,7 @@ class ConsumerGroupTargetAssignmentMetadataKey(Struct, frozen=True, array_like=T
 
 class ConsumerGroupTargetAssignmentMetadataValue(Struct, array_like=True, gc=False):
     assignment_epoch: int
+    assignment_timestamp: int = 0  # when the target was computed (Kafka 4.3+), 0: never
 
 
 class ConsumerGroupTargetAssignmentMemberKey(Struct, frozen=True, array_like=True, gc=False):
