@@ -76,8 +76,8 @@ class ConsumerGroups:
         """Whether a new target may be computed now (Kafka's canComputeNextTargetAssignment):
         none was yet, there is no interval, or it has passed since the last.
 
-        A last target stamped after now can only come from a clock advanced before a
-        restart (an advance is not kept): that one does not hold the group back."""
+        A last target stamped after now means the clock went back (a process restart
+        loses what a test advanced it by): that one does not hold the group back."""
         last = group.assignment_timestamp
         now = self.rt.now
         return (last == 0 or now < last

@@ -118,3 +118,12 @@ def test_a_pause_reassigns_at_once_within_the_interval() -> None:
     assert h.describe("g").groups[0].group_state == "Reconciling"
     a.beat()
     assert ("t", 0) not in a.partitions()
+
+
+def test_a_clock_gone_back_over_a_restart_does_not_hold_the_group_back() -> None:
+    h = Harness(config(consumer_group_assignment_interval_ms=INTERVAL))
+    h.advance(3_600_000)  # a test advanced the broker's clock, then the process restarted
+    Client(h, "g").join()
+    h.restart()
+    h.now -= 3_600_000
+    assert Client(h, "g").join().member_epoch == 2
