@@ -251,7 +251,8 @@ def _target_epoch(
     if value is None:
         return body, None
     return body, _CG_TARGET_EPOCH.value(_CG_TARGET_EPOCH.value_cls(
-        assignment_epoch=value.assignment_epoch), 0)
+        assignment_epoch=value.assignment_epoch,
+        assignment_timestamp=value.assignment_timestamp), 0)
 
 
 def _target_member(

@@ -107,6 +107,10 @@ class ConsumerGroupTargetAssignmentMetadataKey(Struct, frozen=True, array_like=T
 
 class ConsumerGroupTargetAssignmentMetadataValue(Struct, array_like=True, gc=False):
     assignment_epoch: int
+    # When the target was computed (Kafka 4.3+'s assignment interval), 0: never. Added
+    # later: a value written without it reads as 0, and a kcsim that predates it reads
+    # the epoch and skips it.
+    assignment_timestamp: int = 0
 
 
 class ConsumerGroupTargetAssignmentMemberKey(Struct, frozen=True, array_like=True, gc=False):

@@ -202,6 +202,11 @@ class Config(msgspec.Struct, kw_only=True):
     consumer_group_heartbeat_interval_ms: Annotated[Positive32, Meta(
         description="group.consumer.heartbeat.interval.ms (KIP-848 groups)",
     )] = _GROUP.consumer_group_heartbeat_interval_ms
+    consumer_group_assignment_interval_ms: Annotated[Int32, Meta(
+        description="group.consumer.assignment.interval.ms: the least time between two target "
+                    "assignments of a KIP-848 group (Kafka 4.3+; 0: assign in the heartbeat "
+                    "that changes the group)",
+    )] = _GROUP.consumer_group_assignment_interval_ms
     consumer_group_min_session_timeout_ms: Annotated[Positive32, Meta(
         description="group.consumer.min.session.timeout.ms: the least a group's "
                     "consumer.session.timeout.ms may be set to",
@@ -218,6 +223,14 @@ class Config(msgspec.Struct, kw_only=True):
         description="group.consumer.max.heartbeat.interval.ms: the most a group's "
                     "consumer.heartbeat.interval.ms may be set to",
     )] = _GROUP.consumer_group_max_heartbeat_interval_ms
+    consumer_group_min_assignment_interval_ms: Annotated[Int32, Meta(
+        description="group.consumer.min.assignment.interval.ms: the least a group's "
+                    "consumer.assignment.interval.ms (and the broker's) may be set to",
+    )] = _GROUP.consumer_group_min_assignment_interval_ms
+    consumer_group_max_assignment_interval_ms: Annotated[Int32, Meta(
+        description="group.consumer.max.assignment.interval.ms: the most a group's "
+                    "consumer.assignment.interval.ms (and the broker's) may be set to",
+    )] = _GROUP.consumer_group_max_assignment_interval_ms
     consumer_group_assignors: Annotated[str, Meta(
         description="server-side assignors, the first is the default (uniform, range)",
         extra=_checked("distinct assignor names, comma-separated, from: "
@@ -357,6 +370,8 @@ def _finalized(pins: tuple[str, ...]) -> dict[str, int]:
 ORDERED: tuple[tuple[str, bool, str], ...] = (
     ("min_session_timeout_ms", False, "max_session_timeout_ms"),
     ("consumer_group_heartbeat_interval_ms", True, "consumer_group_session_timeout_ms"),
+    ("consumer_group_min_assignment_interval_ms", False, "consumer_group_assignment_interval_ms"),
+    ("consumer_group_assignment_interval_ms", False, "consumer_group_max_assignment_interval_ms"),
 )
 
 

@@ -7,8 +7,9 @@ that has finished its rebalance callbacks does. A round is one heartbeat from
 every member, sent concurrently; after each round a ConsumerGroupDescribe asks
 whether the group is Stable. So the figures are the coordinator's cost of
 converging, not the clients' timers (real clients add up to one heartbeat
-interval, 5 s by default, per step). The floor has no group coordinator: these
-figures are kcsim's alone.
+interval, 5 s by default, per step), nor Kafka 4.3+'s assignment interval (kcsim
+runs with it at 0: a target in the heartbeat that changes the group). The floor
+has no group coordinator: these figures are kcsim's alone.
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ def consumer_groups(ctx: RunContext) -> list[Figure]:
     sides = []
     if "kcsim" in ctx.sides:
         ctx.log(f"consumer_groups: kcsim, {MEMBERS} members, {PARTITIONS} partitions")
-        with ctx.kcsim() as srv:
+        with ctx.kcsim(["--consumer-group-assignment-interval-ms", "0"]) as srv:
             side = Side(ctx, "consumer_groups", "kcsim", srv)
             side.attempt(lambda s: s.server.start())
             side.attempt(_measure)

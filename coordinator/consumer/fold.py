@@ -72,7 +72,9 @@ class ConsumerFold:
     def target_epoch(self, record: Record) -> None:
         group = self._group(record.key.group, record.value is not None)
         if group is not None:
-            group.assignment_epoch = -1 if record.value is None else record.value.assignment_epoch
+            value = record.value
+            group.assignment_epoch = -1 if value is None else value.assignment_epoch
+            group.assignment_timestamp = 0 if value is None else value.assignment_timestamp
 
     def target(self, record: Record) -> None:
         key = record.key

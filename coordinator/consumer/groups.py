@@ -5,6 +5,14 @@ computing the target for it, fencing a member, and the two member timers: the
 session (every heartbeat pushes it back) and the rebalance time-out (a member
 that does not revoke partitions in time is fenced). A member's timers go with
 it when the fold removes it.
+
+A new target is computed at most once per assignment interval (Kafka 4.3+,
+`group.consumer.assignment.interval.ms` or the group's own
+`consumer.assignment.interval.ms`): a heartbeat that bumps the group epoch sooner
+leaves the target as it was, and the group `Assigning`, until a heartbeat comes
+once the interval has passed (Kafka arms no timer for it). When it was last
+computed is durable (the target epoch record's timestamp), so a restart keeps to
+the same schedule; a group that empties starts afresh and assigns at once.
 """
 
 from __future__ import annotations
@@ -49,21 +57,36 @@ class ConsumerGroups:
         return view.group_epoch
 
     def targets(
-        self, view: ConsumerGroup, epoch: int, paused: PausedSet | None = None
+        self, view: ConsumerGroup, epoch: int, paused: PausedSet | None = None,
+        at_once: bool = False,
     ) -> tuple[int, Mapping[str, Assignment]]:
         """The target epoch and every member's target after this call: computed (and
-        written) for `epoch` if it is newer than the target's."""
+        written) for `epoch` if it is newer than the target's and a new target is due
+        (or wanted `at_once`)."""
         rt = self.rt
-        if epoch > view.assignment_epoch and view.members:
+        if epoch > view.assignment_epoch and view.members and (
+                at_once or self.assignment_due(view)):
             if paused is None:
                 paused = rt.paused.get(view.group_id)
             meta = subscription_metadata(view, rt.topics)
             return epoch, compute_target(rt, view, epoch, meta, paused)
         return view.assignment_epoch, view.target
 
+    def assignment_due(self, group: ConsumerGroup) -> bool:
+        """Whether a new target may be computed now (Kafka's canComputeNextTargetAssignment):
+        none was yet, there is no interval, or it has passed since the last.
+
+        A last target stamped after now means the clock went back (a process restart
+        loses what a test advanced it by): that one does not hold the group back."""
+        last = group.assignment_timestamp
+        now = self.rt.now
+        return (last == 0 or now < last
+                or now >= last + self.rt.group_configs.assignment_interval_ms(group.group_id))
+
     def reassign_now(self, group: ConsumerGroup, paused: PausedSet) -> None:
-        """New target at once: the assignable partitions changed (a pause, written in this call)."""
-        self.targets(group, self.next_epoch(group, bump=True), paused)
+        """New target at once, whatever the assignment interval: the assignable partitions
+        changed (a pause, written in this call)."""
+        self.targets(group, self.next_epoch(group, bump=True), paused, at_once=True)
 
     def refresh_regexes(self, view: ConsumerGroup, force: bool = False) -> None:
         """Match the group's regular expressions against the topics again when due (soft state,

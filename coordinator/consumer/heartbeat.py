@@ -5,9 +5,10 @@ heartbeat (reading the group as its records will make it: they fold in once
 it returns): (1) creates or updates the
 member, bumping the group epoch when its subscription or the subscribed topics
 changed; (2) computes a new target assignment when the group epoch is ahead of
-the target's; (3) moves the member one step towards its target. Leaving is
-epoch -1; a static member leaving for a while is epoch -2 (it keeps its
-partitions until its session expires or its instance id comes back).
+the target's and the group's assignment interval has passed since the last one
+(`ConsumerGroups.targets`); (3) moves the member one step towards its target.
+Leaving is epoch -1; a static member leaving for a while is epoch -2 (it keeps
+its partitions until its session expires or its instance id comes back).
 """
 
 from __future__ import annotations

@@ -131,6 +131,7 @@ class ConsumerMember:
 class ConsumerGroup:
     __slots__ = (
         "assignment_epoch",
+        "assignment_timestamp",
         "assignor_counts",
         "group_epoch",
         "group_id",
@@ -149,6 +150,9 @@ class ConsumerGroup:
         self.group_id = group_id
         self.group_epoch = 0
         self.assignment_epoch = 0
+        # When the target was last computed (0: never, or since the group emptied): the
+        # next is due an assignment interval later (Kafka 4.3+).
+        self.assignment_timestamp = 0
         self.metadata_hash = 0
         self.members: dict[str, ConsumerMember] = {}
         self.static_members: dict[str, str] = {}
@@ -215,6 +219,7 @@ class ConsumerGroup:
         view = ConsumerGroup(self.group_id)
         view.group_epoch = self.group_epoch
         view.assignment_epoch = self.assignment_epoch
+        view.assignment_timestamp = self.assignment_timestamp
         view.metadata_hash = self.metadata_hash
         view.members = dict(self.members)
         view.static_members = dict(self.static_members)

@@ -73,10 +73,11 @@ def target_record(group_id: str, member_id: str, assignment: Assignment) -> Reco
     )
 
 
-def target_epoch_record(group_id: str, epoch: int) -> Record:
+def target_epoch_record(group_id: str, epoch: int, timestamp: int = 0) -> Record:
+    """The target epoch, and when its target was computed (0: none was, the group emptied)."""
     return Record(
         ConsumerGroupTargetAssignmentMetadataKey(group_id),
-        ConsumerGroupTargetAssignmentMetadataValue(epoch),
+        ConsumerGroupTargetAssignmentMetadataValue(epoch, timestamp),
     )
 
 

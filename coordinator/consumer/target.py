@@ -57,5 +57,5 @@ def compute_target(
         if old is None or old != assignment:
             rt.write(target_record(gid, member_id, assignment))
             targets[member_id] = assignment
-    rt.write(target_epoch_record(gid, epoch))
+    rt.write(target_epoch_record(gid, epoch, rt.now))
     return targets

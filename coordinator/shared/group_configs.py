@@ -1,10 +1,12 @@
-"""Each group's own configs (KIP-848: consumer.session.timeout.ms and
-consumer.heartbeat.interval.ms), a fold of group_config records.
+"""Each group's own configs (KIP-848: consumer.session.timeout.ms,
+consumer.heartbeat.interval.ms and consumer.assignment.interval.ms), a fold of
+group_config records.
 
 A group without one takes the broker's (`GroupConfig`). The values were checked
 before their record was written (the broker's IncrementalAlterConfigs), so the fold
 only reads them; a member's session and heartbeat interval are read here each time
-they are armed or answered, so a change applies from each member's next heartbeat.
+they are armed or answered, and the assignment interval each time a heartbeat could
+compute a target, so a change applies from the group's next heartbeat.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ if TYPE_CHECKING:
 
 CONSUMER_SESSION_TIMEOUT_MS = "consumer.session.timeout.ms"
 CONSUMER_HEARTBEAT_INTERVAL_MS = "consumer.heartbeat.interval.ms"
+CONSUMER_ASSIGNMENT_INTERVAL_MS = "consumer.assignment.interval.ms"
 
 
 class GroupConfigs:
@@ -44,3 +47,7 @@ class GroupConfigs:
     def heartbeat_interval_ms(self, group_id: str) -> int:
         value = self._overrides.get(group_id, {}).get(CONSUMER_HEARTBEAT_INTERVAL_MS)
         return self._config.consumer_group_heartbeat_interval_ms if value is None else int(value)
+
+    def assignment_interval_ms(self, group_id: str) -> int:
+        value = self._overrides.get(group_id, {}).get(CONSUMER_ASSIGNMENT_INTERVAL_MS)
+        return self._config.consumer_group_assignment_interval_ms if value is None else int(value)

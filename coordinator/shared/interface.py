@@ -137,12 +137,16 @@ class GroupConfig:
     # KIP-848 consumer groups (group.consumer.* broker configs).
     consumer_group_session_timeout_ms: int = 45000
     consumer_group_heartbeat_interval_ms: int = 5000
-    # The range a group's own consumer.session.timeout.ms / consumer.heartbeat.interval.ms
-    # may take (group.consumer.min/max.* in Kafka, with its defaults).
+    # Kafka 4.3+: a group's target assignment is computed at most once per interval.
+    consumer_group_assignment_interval_ms: int = 1000
+    # The range a group's own consumer.session.timeout.ms / consumer.heartbeat.interval.ms /
+    # consumer.assignment.interval.ms may take (group.consumer.min/max.* in Kafka, with its defaults).
     consumer_group_min_session_timeout_ms: int = 45000
     consumer_group_max_session_timeout_ms: int = 60000
     consumer_group_min_heartbeat_interval_ms: int = 5000
     consumer_group_max_heartbeat_interval_ms: int = 15000
+    consumer_group_min_assignment_interval_ms: int = 0
+    consumer_group_max_assignment_interval_ms: int = 15000
     consumer_group_assignors: tuple[str, ...] = ("uniform", "range")  # the first is the default
     consumer_group_max_size: int = 2**31 - 1
 

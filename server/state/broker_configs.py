@@ -45,12 +45,18 @@ STATIC_CONFIGS: dict[str, Static] = {
     "auto.create.topics.enable": Static(ConfigType.BOOLEAN, lambda c: c.auto_create_topics, "true"),
     "broker.id": Static(_INT, lambda c: c.node_id, "-1"),
     "default.replication.factor": Static(_INT, lambda c: 1, "1"),
+    "group.consumer.assignment.interval.ms": Static(
+        _INT, lambda c: c.consumer_group_assignment_interval_ms, "1000"),
     "group.consumer.heartbeat.interval.ms": Static(
         _INT, lambda c: c.consumer_group_heartbeat_interval_ms, "5000"),
+    "group.consumer.max.assignment.interval.ms": Static(
+        _INT, lambda c: c.consumer_group_max_assignment_interval_ms, "15000"),
     "group.consumer.max.heartbeat.interval.ms": Static(
         _INT, lambda c: c.consumer_group_max_heartbeat_interval_ms, "15000"),
     "group.consumer.max.session.timeout.ms": Static(
         _INT, lambda c: c.consumer_group_max_session_timeout_ms, "60000"),
+    "group.consumer.min.assignment.interval.ms": Static(
+        _INT, lambda c: c.consumer_group_min_assignment_interval_ms, "0"),
     "group.consumer.min.heartbeat.interval.ms": Static(
         _INT, lambda c: c.consumer_group_min_heartbeat_interval_ms, "5000"),
     "group.consumer.min.session.timeout.ms": Static(

@@ -1,13 +1,14 @@
 """The configs of a GROUP resource (KIP-848): which exist, and Kafka's checks of them.
 
 kcsim's groups are classic and consumer groups, so a group has the consumer group's
-two: consumer.session.timeout.ms and consumer.heartbeat.interval.ms. Any other name
-(Kafka's share.*, streams.* and the consumer group's assignment settings, which
-kcsim's groups have no use for) is refused as Kafka refuses a name it does not
-know. Each must lie in the broker's range (group.consumer.min/max.*, widened to the
-broker's own value where kcsim was started outside Kafka's defaults), and the
-session must outlast the heartbeat interval. The group coordinator folds the
-record and uses the values (`coordinator/shared/group_configs.py`).
+three: consumer.session.timeout.ms, consumer.heartbeat.interval.ms and
+consumer.assignment.interval.ms. Any other name (Kafka's share.*, streams.* and
+consumer.assignor.offload.enable, which kcsim's groups have no use for) is refused as
+Kafka refuses a name it does not know. Each must lie in the broker's range
+(group.consumer.min/max.*, widened to the broker's own value where kcsim was started
+outside Kafka's defaults), and the session must outlast the heartbeat interval. The
+group coordinator folds the record and uses the values
+(`coordinator/shared/group_configs.py`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kcsim.coordinator.shared.group_configs import (
+    CONSUMER_ASSIGNMENT_INTERVAL_MS,
     CONSUMER_HEARTBEAT_INTERVAL_MS,
     CONSUMER_SESSION_TIMEOUT_MS,
 )
@@ -31,18 +33,22 @@ GROUP_DEFINITIONS: dict[str, ConfigDef] = {
                                            at_least(1)),
     CONSUMER_HEARTBEAT_INTERVAL_MS: ConfigDef(CONSUMER_HEARTBEAT_INTERVAL_MS, ConfigType.INT,
                                               "5000", at_least(1)),
+    CONSUMER_ASSIGNMENT_INTERVAL_MS: ConfigDef(CONSUMER_ASSIGNMENT_INTERVAL_MS, ConfigType.INT,
+                                               "1000", at_least(0)),
 }
 # The broker config each is the group's default of.
 BROKER_SYNONYMS: dict[str, str] = {
     CONSUMER_SESSION_TIMEOUT_MS: "group.consumer.session.timeout.ms",
     CONSUMER_HEARTBEAT_INTERVAL_MS: "group.consumer.heartbeat.interval.ms",
+    CONSUMER_ASSIGNMENT_INTERVAL_MS: "group.consumer.assignment.interval.ms",
 }
 
 
 def broker_values(config: GroupConfig) -> dict[str, int]:
     """The broker's value of each group config: what a group without one takes."""
     return {CONSUMER_SESSION_TIMEOUT_MS: config.consumer_group_session_timeout_ms,
-            CONSUMER_HEARTBEAT_INTERVAL_MS: config.consumer_group_heartbeat_interval_ms}
+            CONSUMER_HEARTBEAT_INTERVAL_MS: config.consumer_group_heartbeat_interval_ms,
+            CONSUMER_ASSIGNMENT_INTERVAL_MS: config.consumer_group_assignment_interval_ms}
 
 
 def check_group_configs(configs: Mapping[str, str], config: GroupConfig) -> None:
@@ -60,6 +66,8 @@ def check_group_configs(configs: Mapping[str, str], config: GroupConfig) -> None
                                       config.consumer_group_max_session_timeout_ms),
         CONSUMER_HEARTBEAT_INTERVAL_MS: (config.consumer_group_min_heartbeat_interval_ms,
                                          config.consumer_group_max_heartbeat_interval_ms),
+        CONSUMER_ASSIGNMENT_INTERVAL_MS: (config.consumer_group_min_assignment_interval_ms,
+                                          config.consumer_group_max_assignment_interval_ms),
     }
     broker = broker_values(config)
     for name in configs:

@@ -70,7 +70,11 @@ class Token:
 
 
 def config(**overrides: Any) -> GroupConfig:
-    return GroupConfig(**overrides)
+    """Settings for a test. These tests step the KIP-848 protocol a heartbeat at a time with
+    no time passing, so they assign in the heartbeat that changes the group (assignment
+    interval 0, as the oracle runs Kafka) unless they say otherwise; the interval has its
+    own tests (test_assignment_interval.py)."""
+    return GroupConfig(**{"consumer_group_assignment_interval_ms": 0, **overrides})
 
 
 class Harness:
@@ -78,7 +82,7 @@ class Harness:
 
     def __init__(self, cfg: GroupConfig | None = None, topics: dict[str, int] | None = None,
                  now: int = 1_000) -> None:
-        self.config = cfg or GroupConfig()
+        self.config = cfg or config()
         self.topics = Topics(topics if topics is not None else {"t": 6, "u": 3})
         self._ids = itertools.count(1)
         self.gc = self._coordinator()

@@ -93,14 +93,14 @@ ALLOWED: tuple[Allowed, ...] = (
         scenario="delete_records_cases", kafka=-1),
     Allowed(
         "group-configs-unused", "DescribeConfigs", "results[*].configs[*]", KAFKA_ONLY,
-        "A group's configs are the consumer group's consumer.session.timeout.ms and "
-        "consumer.heartbeat.interval.ms, which kcsim's coordinator uses. Kafka 4.4 also lists "
-        "(and lets IncrementalAlterConfigs set) the share.*, streams.* and "
-        "errors.deadletterqueue.* configs of the groups kcsim does not have, and the consumer "
-        "group's consumer.assignment.interval.ms and consumer.assignor.offload.enable (kcsim "
-        "computes an assignment in the heartbeat that needs it); kcsim leaves them out of "
-        "DescribeConfigs and refuses them as unknown (INVALID_CONFIG, \"Unknown group config "
-        "name\").", scenario="group_configs_listed", kcsim="<absent>"),
+        "A group's configs are the consumer group's consumer.session.timeout.ms, "
+        "consumer.heartbeat.interval.ms and consumer.assignment.interval.ms, which kcsim's "
+        "coordinator uses. Kafka 4.4 also lists (and lets IncrementalAlterConfigs set) the "
+        "share.*, streams.* and errors.deadletterqueue.* configs of the groups kcsim does not "
+        "have, and the consumer group's consumer.assignor.offload.enable (which Kafka 4.4's "
+        "coordinator declares but does not act on); kcsim leaves them out "
+        "of DescribeConfigs and refuses them as unknown (INVALID_CONFIG, \"Unknown group "
+        "config name\").", scenario="group_configs_listed", kcsim="<absent>"),
     Allowed(
         "config-documentation", "DescribeConfigs", "results[*].configs[*].documentation",
         BY_DESIGN,
@@ -157,15 +157,19 @@ NORMALISED: tuple[tuple[str, str], ...] = (
 
 # Differences that are not answers to one request: behaviour over time, clients.
 NOTES: tuple[tuple[str, str], ...] = (
-    ("KIP-848 target assignments are computed at once",
-     "Kafka 4.3+ computes a consumer group's target assignment at most once per "
-     "`consumer.assignment.interval.ms` (default 1 s), on a background thread "
-     "(`group.consumer.assignor.offload.enable`), so a member's first heartbeat often "
-     "gets no partitions and the group shows the state `Assigning`. kcsim computes the "
-     "target in the heartbeat that changes the group, which is what Kafka does with "
-     "`group.consumer.assignment.interval.ms=0` and offloading off; the oracle runs Kafka "
-     "so. Status: not yet fixed (kcsim does not model the batching); clients cope with "
-     "both, they just see their partitions a heartbeat later on Kafka."),
+    ("KIP-848 target assignments at most once per assignment interval",
+     "As Kafka 4.3+, kcsim computes a consumer group's target assignment at most once per "
+     "`group.consumer.assignment.interval.ms` (`--consumer-group-assignment-interval-ms`, "
+     "default 1 s, within `group.consumer.min/max.assignment.interval.ms`) or the group's "
+     "own `consumer.assignment.interval.ms`: a member that joins sooner after the last "
+     "target joins at that target's epoch with no partitions, the group shows `Assigning`, "
+     "and the first heartbeat once the interval has passed computes the new target (no "
+     "timer does; when the last target was computed is kept in its record, so a restart "
+     "keeps the schedule). Kafka 4.4 declares `group.consumer.assignor.offload.enable` "
+     "(computing targets on a background thread) but its coordinator does not act on it; "
+     "kcsim has no such setting. The oracle runs both brokers at interval 0 (a target in "
+     "the heartbeat that changes the group), and compares a group whose own interval is "
+     "15 s (tests/oracle/test_consumer_groups.py)."),
     ("KIP-848 regular expressions are resolved at once",
      "Kafka resolves a member's `subscribed_topic_regex` in the background and bumps the "
      "group epoch when the resolution lands; kcsim resolves it in the heartbeat. The "

@@ -50,6 +50,10 @@ GROUP_SETTINGS: tuple[tuple[str, str, int], ...] = (
     ("default_partitions", "num.partitions", 1),
     ("consumer_group_session_timeout_ms", "group.consumer.session.timeout.ms", 45000),
     ("consumer_group_heartbeat_interval_ms", "group.consumer.heartbeat.interval.ms", 5000),
+    # Both assign in the heartbeat that changes a group, so the scenarios can step the
+    # protocol one heartbeat at a time; a scenario that wants Kafka 4.3+'s interval sets
+    # the group's own consumer.assignment.interval.ms.
+    ("consumer_group_assignment_interval_ms", "group.consumer.assignment.interval.ms", 0),
     ("offsets_topic_num_partitions", "offsets.topic.num.partitions", 1),
 )
 
@@ -67,11 +71,10 @@ TEST_SETTINGS: dict[str, str] = {
     "num.io.threads": "2",
     "background.threads": "2",
     "log.cleaner.enable": "false",
-    # Kafka 4.3+ computes KIP-848 target assignments at most once per interval, on a
-    # background thread; kcsim computes them in the heartbeat that changes the group,
-    # which is Kafka with these settings (docs/kafka-differences.md).
+    # Kafka's floor and max of a group's consumer.assignment.interval.ms, spelled out
+    # (its defaults, kcsim's too), and no assignor offload (kcsim has none).
     "group.consumer.min.assignment.interval.ms": "0",
-    "group.consumer.assignment.interval.ms": "0",
+    "group.consumer.max.assignment.interval.ms": "15000",
     "group.consumer.assignor.offload.enable": "false",
 }
 

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 DESCRIBE_CONFIGS, ALTER_CONFIGS, INCREMENTAL_ALTER_CONFIGS = 32, 33, 44
 TOPIC, BROKER, GROUP = 2, 4, 32
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
-GROUP_KEYS = ["consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"]
+GROUP_KEYS = ["consumer.session.timeout.ms", "consumer.heartbeat.interval.ms",
+              "consumer.assignment.interval.ms"]
 Differential = Any
 
 
@@ -113,6 +114,10 @@ def group_configs(run: Run) -> None:
     describe(run, GROUP, group, GROUP_KEYS)
     incremental(run, GROUP, group, ("consumer.session.timeout.ms", SET, "1000"))
     incremental(run, GROUP, group, ("consumer.heartbeat.interval.ms", SET, "20000"))
+    incremental(run, GROUP, group, ("consumer.assignment.interval.ms", SET, "20000"))
+    incremental(run, GROUP, group, ("consumer.assignment.interval.ms", SET, "-1"))
+    incremental(run, GROUP, group, ("consumer.assignment.interval.ms", SET, "3000"))
+    describe(run, GROUP, group, GROUP_KEYS)
     incremental(run, GROUP, group, ("consumer.session.timeout.ms", APPEND, "1"))
     incremental(run, GROUP, group, ("no.such.config", SET, "1"))
     incremental(run, GROUP, "", ("consumer.session.timeout.ms", SET, "50000"))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from . import ops
 from .ops import CONSUMER_GROUP_DESCRIBE, CONSUMER_GROUP_HEARTBEAT
 from .test_classic_groups import stable_member
+from .test_configs import GROUP, SET, incremental
 
 if TYPE_CHECKING:
     from .harness import Run
@@ -137,6 +138,31 @@ def test_consumer_group_two_members(across: Across) -> None:
 
 def test_consumer_group_static_member(across: Across) -> None:
     assert across(CONSUMER_GROUP_HEARTBEAT, cg_static)
+
+
+def cg_assignment_interval(run: Run, version: int) -> None:
+    """The group's own consumer.assignment.interval.ms (Kafka 4.3+), 15 s: the first member
+    is assigned at once; a second member joining within the interval joins at the first
+    target's epoch with no partitions, the group shows Assigning, and a heartbeat of the
+    first member within the interval changes nothing."""
+    group, topic = run.group(), run.topic()
+    ops.create_topic(run, topic, 2, compare=False)
+    incremental(run, GROUP, group, ("consumer.assignment.interval.ms", SET, "15000"))
+    a, a_epoch, a_parts = join_cg(run, group, [topic], version)
+    ops.cg_heartbeat(run, group, a, a_epoch, version=version, owned=a_parts)
+    ops.cg_describe(run, [group])
+    b, b_epoch, b_parts = join_cg(run, group, [topic], version, on="b")
+    ops.cg_describe(run, [group])
+    ops.list_groups(run, types=["consumer"], states=["Assigning"])
+    ops.cg_heartbeat(run, group, a, a_epoch, version=version, owned=a_parts)
+    ops.cg_heartbeat(run, group, b, b_epoch, version=version, owned=b_parts, on="b")
+    ops.cg_describe(run, [group])
+    ops.cg_heartbeat(run, group, b, -1, version=version, on="b")
+    ops.cg_heartbeat(run, group, a, -1, version=version)
+
+
+def test_consumer_group_assignment_interval(across: Across) -> None:
+    assert across(CONSUMER_GROUP_HEARTBEAT, cg_assignment_interval)
 
 
 def cg_regex(run: Run, version: int) -> None:

@@ -68,6 +68,8 @@ def test_config_file_from_environment(tmp_path):
          "KCSIM_MIN_CLEANABLE_DIRTY_RATIO=half: expected a number from 0.0 to 1.0"),
         ({"KCSIM_MIN_COMPACTION_LAG_MS": "-1"},
          "KCSIM_MIN_COMPACTION_LAG_MS=-1: expected an integer >= 0"),
+        ({"KCSIM_CONSUMER_GROUP_ASSIGNMENT_INTERVAL_MS": "-1"},
+         "KCSIM_CONSUMER_GROUP_ASSIGNMENT_INTERVAL_MS=-1: expected an integer from 0 to"),
     ],
 )
 def test_bad_environment_values_are_named_with_what_is_expected(env, message):
@@ -87,6 +89,12 @@ def test_bad_environment_values_are_named_with_what_is_expected(env, message):
         ({"KCSIM_CONSUMER_GROUP_HEARTBEAT_INTERVAL_MS": "45000"},
          "KCSIM_CONSUMER_GROUP_HEARTBEAT_INTERVAL_MS=45000 must be less than "
          "consumer_group_session_timeout_ms (default 45000)"),
+        ({"KCSIM_CONSUMER_GROUP_ASSIGNMENT_INTERVAL_MS": "20000"},
+         "KCSIM_CONSUMER_GROUP_ASSIGNMENT_INTERVAL_MS=20000 must be at most "
+         "consumer_group_max_assignment_interval_ms (default 15000)"),
+        ({"KCSIM_CONSUMER_GROUP_MIN_ASSIGNMENT_INTERVAL_MS": "2000"},
+         "KCSIM_CONSUMER_GROUP_MIN_ASSIGNMENT_INTERVAL_MS=2000 must be at most "
+         "consumer_group_assignment_interval_ms (default 1000)"),
     ],
 )
 def test_settings_that_must_be_ordered_name_both(env, message):
@@ -217,6 +225,15 @@ def test_serve_help_documents_every_setting():
 
 def test_group_settings_default_to_the_coordinators_own():
     assert group_config(config.Config()) == GroupConfig()
+
+
+def test_the_assignment_interval_defaults_to_kafkas_and_may_be_zero():
+    defaults = config.load(env={})
+    assert (defaults.consumer_group_assignment_interval_ms,
+            defaults.consumer_group_min_assignment_interval_ms,
+            defaults.consumer_group_max_assignment_interval_ms) == (1000, 0, 15000)
+    at_once = config.load(env={"KCSIM_CONSUMER_GROUP_ASSIGNMENT_INTERVAL_MS": "0"})
+    assert group_config(at_once).consumer_group_assignment_interval_ms == 0
 
 
 def test_every_group_setting_reaches_the_coordinator():

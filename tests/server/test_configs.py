@@ -108,6 +108,12 @@ def test_incremental_operations_kafka_refuses(triple: tuple[str, int, str | None
      "consumer.session.timeout.ms must be in the range 45000 to 60000 inclusive."),
     ({"consumer.heartbeat.interval.ms": "50000"},
      "consumer.heartbeat.interval.ms must be in the range 5000 to 15000 inclusive."),
+    ({"consumer.assignment.interval.ms": "20000"},
+     "consumer.assignment.interval.ms must be in the range 0 to 15000 inclusive."),
+    ({"consumer.assignment.interval.ms": "-1"},
+     "Invalid value -1 for configuration consumer.assignment.interval.ms: Value must be at least 0"),
+    ({"consumer.assignor.offload.enable": "false"},
+     "Unknown group config name: consumer.assignor.offload.enable"),
     ({"share.session.timeout.ms": "50000"}, "Unknown group config name: share.session.timeout.ms"),
     ({"consumer.session.timeout.ms": "x"},
      "Invalid value x for configuration consumer.session.timeout.ms: Not a number of type INT"),
@@ -248,7 +254,8 @@ def test_group_configs_are_described_with_the_brokers_as_default(conn: Connectio
     assert incremental(conn, GROUP, "g", ("consumer.session.timeout.ms", SET, "50000")) == [(0, None)]
     assert described(conn, GROUP, "g") == {
         "consumer.session.timeout.ms": ("50000", 8),
-        "consumer.heartbeat.interval.ms": ("5000", 4)}
+        "consumer.heartbeat.interval.ms": ("5000", 4),
+        "consumer.assignment.interval.ms": ("1000", 4)}
     assert incremental(conn, GROUP, "g", ("streams.num.standby.replicas", SET, "1")) == [(
         ErrorCode.INVALID_CONFIG, "Unknown group config name: streams.num.standby.replicas")]
     assert incremental(conn, GROUP, "", ("consumer.session.timeout.ms", SET, "50000")) == [(
