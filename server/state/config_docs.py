@@ -82,12 +82,19 @@ BROKER_DOCS: dict[str, str] = {
     "broker.id": "This broker's id; the same as node.id.",
     "default.replication.factor": "The replication factor of automatically created topics; "
                                   "kcsim has one replica.",
+    "group.consumer.assignment.interval.ms": "The least time between two target assignments "
+                                             "of a consumer group (KIP-848), unless its group "
+                                             "says otherwise.",
     "group.consumer.heartbeat.interval.ms": "How often a consumer group (KIP-848) member "
                                             "heartbeats, unless its group says otherwise.",
+    "group.consumer.max.assignment.interval.ms": "The longest assignment interval a consumer "
+                                                 "group may set.",
     "group.consumer.max.heartbeat.interval.ms": "The longest heartbeat interval a consumer "
                                                 "group may set.",
     "group.consumer.max.session.timeout.ms": "The longest session time-out a consumer group "
                                              "may set.",
+    "group.consumer.min.assignment.interval.ms": "The shortest assignment interval a consumer "
+                                                 "group may set.",
     "group.consumer.min.heartbeat.interval.ms": "The shortest heartbeat interval a consumer "
                                                 "group may set.",
     "group.consumer.min.session.timeout.ms": "The shortest session time-out a consumer group "
@@ -116,6 +123,8 @@ GROUP_DOCS: dict[str, str] = {
     "consumer.session.timeout.ms": "How long a member of this consumer group may go without a "
                                    "heartbeat before it is removed.",
     "consumer.heartbeat.interval.ms": "How often members of this consumer group heartbeat.",
+    "consumer.assignment.interval.ms": "The least time between two target assignments of "
+                                       "this consumer group.",
 }
 
 # The topic config a broker config is the default of (log.retention.ms: retention.ms).
