@@ -38,12 +38,13 @@ def views(members: list[Any]) -> list[MemberView]:
 
 
 def wait_stable(kcsim: Any, client: Any, group: str, members: int) -> Described:
-    """Wait for the group to be Stable with `members` members on the broker, then describe
-    it through the client's Admin."""
+    """Wait for the group to be Stable with `members` members on the broker, then for the
+    client's Admin to describe it so: on a loaded machine a member late with a heartbeat
+    can start another rebalance between the two reads."""
     kcsim.wait_for_group(group, "Stable", members=members, timeout=WAIT_S)
-    described = client.describe(group)
-    assert (described.state, len(described.members)) == ("Stable", members), described
-    return described
+    return wait_for(lambda: client.describe(group),
+                    lambda d: (d.state, len(d.members)) == ("Stable", members),
+                    f"{group} described Stable with {members} members")
 
 
 def described_as_seen(kcsim: Any, client: Any, group: str, count: int,
