@@ -3,7 +3,7 @@
 
 A TxnOffsetCommit is first checked against the producer's transaction
 (`producer_error`: the current producer, a group added to its open transaction),
-then against the group; the shell refuses it as a whole (`failures.error_response`)
+then against the group; the shell refuses it as a whole (`protocol/error_answers.py`)
 when the first check fails.
 
 Offsets a transactional producer commits are pending, per (group, producer), until

@@ -33,6 +33,7 @@ from kcsim.coordinator.records import (
     TransactionValue,
 )
 from kcsim.protocol.codecs import api
+from kcsim.protocol.error_answers import error_answer
 from kcsim.protocol.errors import ErrorCode
 from kcsim.protocol.messages.init_producer_id import InitProducerIdResponse
 from kcsim.protocol.messages.transactions import (
@@ -215,7 +216,7 @@ class TransactionCoordinator:
         response = self._step(lambda: handler(version, request),
                               f"{api(api_key).name} v{version}")
         if response is None:
-            response = error_response(api_key, version, request, E.UNKNOWN_SERVER_ERROR)
+            response = error_answer(api_key, version, request, E.UNKNOWN_SERVER_ERROR)
         return self._take([(token, response)])
 
     def _take(self, responses: list[tuple[object, Struct | None]] | None = None) -> Outcome:
@@ -627,26 +628,6 @@ class TransactionCoordinator:
     def producer_epochs(self) -> dict[str, tuple[int, int, str]]:
         """(producer id, epoch, state) by transactional id: for tests and tools."""
         return {t: (m.producer_id, m.producer_epoch, m.state.value) for t, m in self.txns.items()}
-
-
-def error_response(api_key: int, version: int, request: Struct, error: int) -> Struct:
-    """Kafka's answer when the whole request fails with `error` (its getErrorResponse)."""
-    if isinstance(request, AddPartitionsToTxnRequest) and version < 4:
-        return AddPartitionsToTxnResponse(throttle_time_ms=0, results_by_topic_v3_and_below=[
-            _APTopic(name=t.name, results_by_partition=[
-                _APPartition(partition_index=p, partition_error_code=error) for p in t.partitions])
-            for t in request.v3_and_below_topics])
-    return _ANSWERED_WHOLE[api_key](throttle_time_ms=0, error_code=error)
-
-
-# The responses whose one error code answers the whole request, by API key.
-_ANSWERED_WHOLE: dict[int, type[InitProducerIdResponse | AddPartitionsToTxnResponse
-                                 | AddOffsetsToTxnResponse | EndTxnResponse]] = {
-    22: InitProducerIdResponse,
-    24: AddPartitionsToTxnResponse,
-    25: AddOffsetsToTxnResponse,
-    26: EndTxnResponse,
-}
 
 
 def _init(error: int, pid: int = -1, epoch: int = -1) -> InitProducerIdResponse:
