@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from .answers import Released
 
 TRANSACTION_KEYS = frozenset({TransactionKey, ProducerIdBlockKey})
+# The records the broker state folds itself; every other record is the groups'.
+_OWN_KEYS = frozenset({TopicKey, BrokerConfigKey, *TRANSACTION_KEYS})
 
 
 class BrokerState:
@@ -84,10 +86,10 @@ class BrokerState:
         """`apply` for each record, in order; runs of group records go to the coordinator in
         one call each, as live writes do (replay reads the log in such slices)."""
         groups = self.groups
+        own = _OWN_KEYS
         run = 0
         for i, record in enumerate(records):
-            kind = type(record.key)
-            if kind is TopicKey or kind is BrokerConfigKey or kind in TRANSACTION_KEYS:
+            if type(record.key) in own:
                 if groups is not None and run < i:
                     groups.apply_all(records[run:i])
                 self.apply(record)
