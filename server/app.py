@@ -24,6 +24,7 @@ from .offsets import activation
 from .offsets.topic import OffsetsTopic, ensure_topic
 from .requests import Dispatcher
 from .shell.clock import Clock
+from .shell.allocator import keep_large_buffers
 from .shell.limits import log_connection_room, raise_open_file_limit
 from .shell.server import Server
 from .state.broker_state import BrokerState
@@ -123,6 +124,7 @@ async def run_until_signal(config: Config) -> int:
     # request garbage (short-lived, acyclic) accumulate longer between collections.
     gc.freeze()
     gc.set_threshold(50_000, 20, 20)
+    keep_large_buffers()
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             await nursery.start(server.serve)
