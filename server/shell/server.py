@@ -435,7 +435,14 @@ class Server:
                     batch.violation = exc
                     return None
                 if isinstance(answer, Reply):
-                    return answer
+                    if answer.pending is not None or answer.close:
+                        return answer
+                    # An answer with records (a commit): gathered here, as `_take` would.
+                    if answer.records:
+                        batch.records += answer.records
+                    if answer.released:
+                        batch.released += answer.released
+                    answer = answer.frame
                 if answer is not None:
                     out.append(answer)
                     unsent += len(answer)
