@@ -7,7 +7,9 @@ and over 8 connections with 1 in flight each. Start-up is from spawning the proc
 (Kafka: its storage format tool, then the broker) until FindCoordinator answers; RSS is read
 from /proc once ready and again after the load. A group of 100 classic members is
 formed (bench/rebalance.py's driver, one connection each). Then 10,000 groups that only committed
-offsets are listed (ListGroups) and described (DescribeGroups, 100 a request). Where Kafka cannot be fetched or
+offsets are listed (ListGroups) and described (DescribeGroups, 100 a request). Last, 1,000
+members in 100 groups heartbeat on 1,000 connections, one heartbeat in flight each, first
+classic then KIP-848 (bench/heartbeat_storm.py). Where Kafka cannot be fetched or
 started the Kafka column says so (the reason is printed) and the workload still measures kcsim.
 """
 
@@ -41,6 +43,7 @@ REBALANCE_RUNS = 3
 ADMIN_RUNS = 5
 DESCRIBE_BATCH = 100
 POPULATE_IN_FLIGHT = 64
+STORM_TOPIC = "bench-kafka-storm"
 
 
 def _wait_coordinating(host: str, port: int, deadline: float) -> None:
@@ -102,7 +105,32 @@ def _measure(host: str, port: int, pid: int, seconds: float, out: dict[str, floa
         out[key], errors[key] = _commit_load(host, port, connections, in_flight, seconds)
     _rebalance(host, port, out)
     _admin(host, port, out)
+    _heartbeat_storms(host, port, pid, seconds, out, errors)
     out["rss after"] = rss_bytes(pid) / 2**20
+
+
+def _heartbeat_storms(host: str, port: int, pid: int, seconds: float, out: dict[str, float],
+                      errors: dict[str, int]) -> None:
+    """1,000 members on 1,000 connections, one heartbeat in flight each: classic Heartbeat,
+    then KIP-848 ConsumerGroupHeartbeat (bench/heartbeat_storm.py)."""
+    from .. import heartbeat_storm as storm
+    from ..admin import ensure_topic
+    from ..client import LoadClient
+
+    for kind in ("classic", "consumer"):
+        with LoadClient(host, port, storm.MEMBERS) as client:
+            if kind == "classic":
+                frames = storm.classic_heartbeats(host, port, "bench-kafka-storm")
+            else:
+                ensure_topic(client, STORM_TOPIC, storm.TOPIC_PARTITIONS)
+                frames = storm.consumer_heartbeats(client, "bench-kafka-storm848", STORM_TOPIC)
+            storm.storm(client, pid, frames, min(seconds, 1.0))  # warm-up
+            result = storm.storm(client, pid, frames, seconds)
+        out[f"storm {kind}"] = result.rate
+        out[f"storm {kind} cpu"] = result.cpu_us
+        out[f"storm {kind} p99"] = result.p99_ms
+        if result.errors:
+            errors[f"storm {kind}"] = sum(result.errors.values())
 
 
 def _rebalance(host: str, port: int, out: dict[str, float]) -> None:
@@ -198,7 +226,13 @@ SPECS = (
     ("list groups", f"ListGroups of {ADMIN_GROUPS:,} groups, median of {ADMIN_RUNS}", "ms"),
     ("describe groups", f"DescribeGroups of {ADMIN_GROUPS:,} groups, {DESCRIBE_BATCH} a request",
      "ms"),
-    ("rss after", "RSS after the commit load and the groups", "MiB"),
+    *(spec for kind, api in (("classic", "Heartbeat v4"), ("consumer", "ConsumerGroupHeartbeat"))
+      for spec in (
+          (f"storm {kind}", f"{api}, 1,000 members in 100 groups on 1,000 connections, 1 in "
+           "flight each", "req/s"),
+          (f"storm {kind} cpu", f"  {api}: server CPU per heartbeat", "µs"),
+          (f"storm {kind} p99", f"  {api}: p99 round trip", "ms"))),
+    ("rss after", "RSS after the commit load, the groups and the heartbeat storms", "MiB"),
 )
 
 
