@@ -29,6 +29,13 @@ server asks (:meth:`check_compaction`, once it is ready after a replay), every
 ``compact_interval_ms`` (the longest a dirty log waits) and when a segment too
 young for ``min_compaction_lag_ms`` comes of age. ``compact_interval_ms=None``
 turns compaction off.
+
+A pass runs in a worker thread, so commits go on meanwhile. It rewrites only the
+segments with enough dead records, in steps each swapped crash-safely and each
+recorded in the cleaner checkpoint as soon as it is swapped (``storage.compaction``):
+a broker killed again and again, sooner than a whole pass takes, still leaves
+each life's progress to the next, whose replay then finds a log bounded by its
+live state plus what was written since, not by its history.
 """
 
 from __future__ import annotations
@@ -42,7 +49,13 @@ from typing import TYPE_CHECKING, Literal
 
 import trio
 
-from .compaction import DEFAULT_TOMBSTONE_RETENTION_MS, CompactionStats, compact
+from .compaction import (
+    DEFAULT_COMPACTION_STEP_BYTES,
+    DEFAULT_MIN_DEAD_SHARE,
+    DEFAULT_TOMBSTONE_RETENTION_MS,
+    CompactionStats,
+    compact,
+)
 from .compaction_policy import (
     DEFAULT_MIN_CLEANABLE_DIRTY_RATIO,
     DEFAULT_MIN_COMPACTION_LAG_MS,
@@ -432,13 +445,23 @@ class GroupCommitWriter:
 
     def _compact_and_mark(self, retention_ms: int, now_ms: int,
                           segments: int) -> CompactionStats:
-        """Runs in a worker thread. Positions survive compaction, so the end of the
-        inputs, read before, is the clean end after."""
+        """Runs in a worker thread. A pass rewrites only the segments worth it, swapped
+        in steps; positions survive compaction, so where a step's inputs end is the
+        clean end after it (a pass cut short keeps its finished steps for the policy
+        too), and where the last input ends is the clean end after the pass."""
         inputs = self._log.segments[:segments]
+        if not inputs:
+            return CompactionStats()
+        last_end = inputs[-1].end
+
+        def step_done(end: int) -> None:
+            if end < last_end:  # the last is marked once the pass is over
+                self._log.mark_clean(end, now_ms)
+
         stats = compact(self._log, tombstone_retention_ms=retention_ms, now_ms=now_ms,
-                        segments=segments)
-        if inputs:
-            self._log.mark_clean(inputs[-1].end, now_ms)
+                        segments=segments, min_dead_share=DEFAULT_MIN_DEAD_SHARE,
+                        step_bytes=DEFAULT_COMPACTION_STEP_BYTES, on_step=step_done)
+        self._log.mark_clean(last_end, now_ms)
         return stats
 
     def _compaction_due(self) -> int:
