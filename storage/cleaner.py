@@ -19,43 +19,40 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from .compaction_policy import CompactionPolicy, decide
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from .log import RecordLog
+from .log import RecordLog
 
 log = logging.getLogger(__name__)
 
 
+@dataclass(eq=False)
 class LogCleaner:
     """Asks the compaction policy when there is reason to, and runs the passes it calls
     for through ``run_pass(segments)`` (False: not now, the writer holds compactions off;
     :meth:`check` once they may run again). An exception out of ``run_pass`` goes to
     ``on_error`` and stops the cleaner."""
 
-    def __init__(self, record_log: RecordLog, policy: CompactionPolicy, interval_s: float,
-                 run_pass: Callable[[int], bool], on_error: Callable[[BaseException], object],
-                 clock_ms: Callable[[], int]) -> None:
-        self._log = record_log
-        self._policy = policy
-        self._interval_s = interval_s
-        self._run_pass = run_pass
-        self._on_error = on_error
-        self._clock_ms = clock_ms
-        self._wakeup = threading.Event()
-        self._stopping = False
-        self._thread: threading.Thread | None = None
-        self._check_asked = False  # check was called
-        self._dirty_seen = 0  # the log's dirty bytes when the policy was last asked
-        self._next_interval = 0.0  # when the next compaction interval has passed
-        self._recheck_at: float | None = None  # a dirty segment comes of age (monotonic)
+    record_log: RecordLog
+    policy: CompactionPolicy
+    interval_s: float
+    run_pass: Callable[[int], bool]
+    on_error: Callable[[BaseException], object]
+    clock_ms: Callable[[], int]
+    _wakeup: threading.Event = field(default_factory=threading.Event, init=False)
+    _stopping: bool = field(default=False, init=False)
+    _thread: threading.Thread | None = field(default=None, init=False)
+    _check_asked: bool = field(default=False, init=False)  # check was called
+    # the log's dirty bytes when the policy was last asked
+    _dirty_seen: int = field(default=0, init=False)
+    _next_interval: float = field(default=0.0, init=False)  # when an interval has passed
+    # when a dirty segment too young to count comes of age (monotonic time)
+    _recheck_at: float | None = field(default=None, init=False)
 
     def start(self) -> None:
-        self._next_interval = time.monotonic() + self._interval_s
+        self._next_interval = time.monotonic() + self.interval_s
         self._thread = threading.Thread(target=self._run, name="kcsim-log-cleaner", daemon=True)
         self._thread.start()
 
@@ -82,11 +79,11 @@ class LogCleaner:
                 self._wakeup.clear()
                 while not self._stopping:
                     segments = self._due()
-                    if not segments or not self._run_pass(segments):
+                    if not segments or not self.run_pass(segments):
                         break
                     self._check_asked = True  # what rolled meanwhile may be dirty enough
         except Exception as exc:
-            self._on_error(exc)
+            self.on_error(exc)
 
     def _timeout(self) -> float:
         deadline = self._next_interval
@@ -101,17 +98,17 @@ class LogCleaner:
         now = time.monotonic()
         interval_elapsed = now >= self._next_interval
         if interval_elapsed:
-            self._next_interval = now + self._interval_s
+            self._next_interval = now + self.interval_s
         if self._recheck_at is not None and now >= self._recheck_at:
             self._recheck_at = None
             self._check_asked = True
-        dirty = self._log.dirty_bytes
+        dirty = self.record_log.dirty_bytes
         if not (interval_elapsed or self._check_asked or dirty != self._dirty_seen):
             return 0
         self._check_asked = False
         self._dirty_seen = dirty
-        now_ms = self._clock_ms()
-        decision = decide(self._policy, self._log.shape(), now_ms,
+        now_ms = self.clock_ms()
+        decision = decide(self.policy, self.record_log.shape(), now_ms,
                           interval_elapsed=interval_elapsed)
         self._recheck_at = (None if decision.recheck_at_ms is None
                             else now + (decision.recheck_at_ms - now_ms) / 1000)
