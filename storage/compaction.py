@@ -20,10 +20,22 @@ The swap is crash-safe through the manifest (see ``storage.manifest``):
 outputs are written under temporary names and fsynced, then the manifest is
 committed, then files are moved. The active segment is never touched, so
 appends may continue on another thread while this runs.
+
+A whole compaction (``compact``'s default, and the Spark pipeline's) rewrites
+every input and swaps once. The broker's own passes (``storage.writer``) are
+cheaper and keep their progress: they read every input to find each key's
+newest record, but rewrite only the inputs with at least
+:data:`DEFAULT_MIN_DEAD_SHARE` of dead records (and short ones beside them),
+and swap each run of those in steps of about :data:`DEFAULT_COMPACTION_STEP_BYTES`,
+each step through its own manifest. A log whose live state sits in segments
+nothing overwrites (a commit storm on a few keys) has only its dirty tail
+rewritten, so a pass costs a read of the log and a write of what the storm left,
+and a broker killed in the middle of a pass keeps the steps it finished.
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import logging
 import mmap
@@ -70,6 +82,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_TOMBSTONE_RETENTION_MS = 24 * 60 * 60 * 1000
+# The broker's passes (storage.writer): a segment is rewritten once a tenth of its
+# records are dead; a run of rewritten segments is swapped 8 MiB of inputs at a time.
+DEFAULT_MIN_DEAD_SHARE = 0.1
+DEFAULT_COMPACTION_STEP_BYTES = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -86,12 +102,24 @@ class CompactionStats:
 
 
 def compact(record_log: RecordLog, *, tombstone_retention_ms: int,
-            now_ms: int | None = None, segments: int | None = None) -> CompactionStats:
+            now_ms: int | None = None, segments: int | None = None,
+            min_dead_share: float | None = None, step_bytes: int | None = None,
+            on_step: Callable[[int], object] | None = None) -> CompactionStats:
     """Rewrite the closed segments of ``record_log``; returns what changed.
 
     ``segments`` limits it to that many leading closed segments (default: all).
     Safe to call while another thread appends. Two compactions of the same
     log at once are refused.
+
+    By default every input is rewritten and swapped at once. With ``min_dead_share``
+    only the inputs worth it are (:func:`rewrite_steps`), and each run of them is
+    swapped in steps of about ``step_bytes`` of inputs, in log order; ``on_step`` is
+    called with the position where each step's inputs end. Each step leaves a valid
+    log on its own: a record it drops is superseded by a newer one, which is in the
+    same step or still in place after it, and a tombstone past its retention goes
+    only with the older records of its key, which are before it and all go (see
+    :func:`rewrite_steps`). So a pass cut short keeps the steps it finished, and the
+    log up to the position last given to ``on_step`` is compacted as a whole.
     """
     started = time.perf_counter()
     if now_ms is None:
@@ -102,30 +130,88 @@ def compact(record_log: RecordLog, *, tombstone_retention_ms: int,
         inputs = record_log.closed_segments()[:segments]
         if not inputs:
             return CompactionStats()
+        expire_before_ms = now_ms - tombstone_retention_ms
         buffers = [_read_segment(segment) for segment in inputs]
-        survivors, records_before = _newest_per_key(inputs, buffers)
-        outputs, dropped = _plan_outputs(
-            inputs, buffers, survivors, record_log.segment_bytes,
-            expire_before_ms=now_ms - tombstone_retention_ms,
-        )
-        bytes_before = sum(segment.size for segment in inputs)
-        stats = CompactionStats(
-            segments_before=len(inputs),
-            segments_after=len(outputs),
-            records_before=records_before,
-            records_after=sum(len(o.frames) for o in outputs),
-            bytes_before=bytes_before,
-            bytes_after=sum(o.size for o in outputs),
-            tombstones_dropped=dropped,
-            skipped=False,
-        )
-        if stats.records_after == records_before and len(outputs) >= len(inputs):
-            return _finish(dataclasses.replace(stats, skipped=True), started)
-        new_segments = _swap(record_log, inputs, outputs)
-        record_log.swap_segments(inputs, new_segments)
+        scan = _newest_per_key(inputs, buffers, expire_before_ms)
+        records, size = sum(scan.counts), sum(segment.size for segment in inputs)
+        stats = CompactionStats(len(inputs), len(inputs), records, records, size, size)
+        steps = rewrite_steps([s.size for s in inputs], scan.counts, scan.kept_counts(),
+                              scan.expiring, record_log.segment_bytes,
+                              min_dead_share=min_dead_share, step_bytes=step_bytes)
+        for first, last in steps:
+            survivors = scan.survivors_of(first, last)
+            stats = _compact_step(record_log, inputs[first:last], buffers[first:last],
+                                  survivors, sum(scan.counts[first:last]),
+                                  expire_before_ms, stats)
+            if on_step is not None:
+                on_step(inputs[last - 1].end)
         return _finish(stats, started)
     finally:
         record_log.compaction_lock.release()
+
+
+def rewrite_steps(sizes: list[int], counts: list[int], kept: list[int],
+                  expiring: set[int], segment_bytes: int, *,
+                  min_dead_share: float | None,
+                  step_bytes: int | None) -> list[tuple[int, int]]:
+    """Which inputs a pass rewrites, as steps of (first, end) input indexes in log order.
+
+    With ``min_dead_share`` None, all of them, in one step. Else an input is rewritten
+    when at least that share of its ``counts[i]`` records go (``kept[i]`` stay, and
+    some go), when it may hold a tombstone past its retention (``expiring``), or when
+    it is smaller than half a segment and next to one rewritten (so the short last
+    outputs of earlier passes merge instead of piling up). The others stay as they
+    are: rewriting them would cost a pass as much as they weigh and gain little.
+    While anything may expire, the share is 0: every input with a record that goes is
+    rewritten, so none that stays holds a record an expired tombstone superseded.
+    A run of rewritten inputs is cut into steps of at least ``step_bytes`` (the last
+    may be smaller; None: a run is one step)."""
+    n = len(sizes)
+    if min_dead_share is None:
+        return [(0, n)] if n else []
+    share = 0.0 if expiring else min_dead_share
+    rewrite = [i in expiring or (kept[i] < counts[i] and counts[i] - kept[i] >= share * counts[i])
+               for i in range(n)]
+    small = [size < segment_bytes // 2 for size in sizes]
+    for order in (range(1, n), range(n - 2, -1, -1)):
+        for i in order:
+            beside = i - 1 if order.step > 0 else i + 1
+            rewrite[i] = rewrite[i] or (small[i] and rewrite[beside])
+    steps = []
+    i = 0
+    while i < n:
+        if not rewrite[i]:
+            i += 1
+            continue
+        first, size = i, 0
+        while i < n and rewrite[i] and (step_bytes is None or size < step_bytes or i == first):
+            size += sizes[i]
+            i += 1
+        steps.append((first, i))
+    return steps
+
+
+def _compact_step(record_log: RecordLog, inputs: list[Segment], buffers: list[mmap.mmap],
+                  survivors: list[int], records_before: int, expire_before_ms: int,
+                  stats: CompactionStats) -> CompactionStats:
+    """Write the outputs of a run of inputs (of ``records_before`` records) and swap them
+    in, unless nothing is gained; ``stats`` with this step's changes."""
+    outputs, dropped = _plan_outputs(inputs, buffers, survivors, record_log.segment_bytes,
+                                     expire_before_ms=expire_before_ms)
+    records_after = sum(len(o.frames) for o in outputs)
+    if records_after == records_before and len(outputs) >= len(inputs):
+        return stats
+    new_segments = _swap(record_log, inputs, outputs)
+    record_log.swap_segments(inputs, new_segments)
+    return dataclasses.replace(
+        stats,
+        segments_after=stats.segments_after - len(inputs) + len(outputs),
+        records_after=stats.records_after + records_after - records_before,
+        bytes_after=stats.bytes_after + sum(o.size for o in outputs)
+        - sum(s.size for s in inputs),
+        tombstones_dropped=stats.tombstones_dropped + dropped,
+        skipped=False,
+    )
 
 
 def _finish(stats: CompactionStats, started: float) -> CompactionStats:
@@ -152,30 +238,59 @@ def _read_segment(segment: Segment) -> mmap.mmap:
 
 # A record's location packs (segment index, record index, frame position, index
 # in its batch) into one int that sorts in log order.
+_SEGMENT_SHIFT = 128
 _RECORD_SHIFT = 80
 _POS_SHIFT = 32
 _LOW32 = 0xFFFFFFFF
 _LOW48 = (1 << 48) - 1
 
 
-def _newest_per_key(inputs: list[Segment], buffers: list[mmap.mmap]) -> tuple[list[int], int]:
-    """Locations of the newest record of each key, in log order, and the record count.
+@dataclass
+class _Scan:
+    """What a pass learned from reading its inputs."""
+
+    survivors: list[int]  # locations of the newest record of each key, in log order
+    counts: list[int]  # records per input
+    expiring: set[int]  # inputs that may hold a tombstone past its retention
+
+    def kept_counts(self) -> list[int]:
+        """Survivors per input."""
+        kept = [0] * len(self.counts)
+        for location in self.survivors:
+            kept[location >> _SEGMENT_SHIFT] += 1
+        return kept
+
+    def survivors_of(self, first: int, end: int) -> list[int]:
+        """The survivors of inputs ``first``..``end``-1, located from input ``first``."""
+        low = bisect.bisect_left(self.survivors, first << _SEGMENT_SHIFT)
+        high = bisect.bisect_left(self.survivors, end << _SEGMENT_SHIFT, low)
+        offset = first << _SEGMENT_SHIFT
+        return [location - offset for location in self.survivors[low:high]]
+
+
+def _newest_per_key(inputs: list[Segment], buffers: list[mmap.mmap],
+                    expire_before_ms: int) -> _Scan:
+    """The newest record of each key, and what each input holds.
 
     CRCs are checked again so that compaction never copies a frame damaged on
     disk since the log was opened.
     """
     newest: dict[bytes, int] = {}
     unpack = FRAME.unpack_from
-    total = 0
+    counts = []
+    expiring = set()
+    may_expire = FRAME_FLAG_TOMBSTONE | FRAME_FLAG_BATCH  # a batch may hold tombstones
     for segment_index, (segment, buf) in enumerate(zip(inputs, buffers)):
         view = memoryview(buf)
         pos, end, record_index = SEGMENT_HEADER_SIZE, segment.size, 0
-        segment_bits = segment_index << 128
+        segment_bits = segment_index << _SEGMENT_SHIFT
         while pos < end:
-            length, crc, _magic, flags, _version, _ts, key_len, type_id = unpack(buf, pos)
+            length, crc, _magic, flags, _version, ts, key_len, type_id = unpack(buf, pos)
             frame_end = pos + FRAME_PREFIX_SIZE + length
             if crc32c(view[pos + FRAME_PREFIX_SIZE:frame_end]) != crc:
                 raise CorruptLogError(segment.path, pos, "frame CRC mismatch during compaction")
+            if ts < expire_before_ms and flags & may_expire:
+                expiring.add(segment_index)
             if flags & FRAME_FLAG_BATCH:
                 type_bytes = type_id.to_bytes(2, "little")
                 pairs = decode_raw_pairs(view[pos + FRAME_HEADER_SIZE:frame_end])
@@ -190,8 +305,8 @@ def _newest_per_key(inputs: list[Segment], buffers: list[mmap.mmap]) -> tuple[li
                                     | (pos << _POS_SHIFT))
                 record_index += 1
             pos = frame_end
-        total += record_index
-    return sorted(newest.values()), total
+        counts.append(record_index)
+    return _Scan(sorted(newest.values()), counts, expiring)
 
 
 def _plan_outputs(inputs: list[Segment], buffers: list[mmap.mmap], survivors: list[int],
@@ -207,7 +322,7 @@ def _plan_outputs(inputs: list[Segment], buffers: list[mmap.mmap], survivors: li
     batch_at: tuple[int, int] | None = None  # the batch frame whose pairs are decoded
     pairs: list[tuple[msgspec.Raw, msgspec.Raw]] = []
     for location in survivors:
-        segment_index = location >> 128
+        segment_index = location >> _SEGMENT_SHIFT
         record_index = (location >> _RECORD_SHIFT) & _LOW48
         pos = (location >> _POS_SHIFT) & _LOW48
         buf = buffers[segment_index]

@@ -461,11 +461,13 @@ class RecordLog:
             self._broken = exc
 
     def swap_segments(self, old: list[Segment], new: list[Segment]) -> None:
-        """Replace the leading segments ``old`` by ``new`` (after compaction moved files)."""
+        """Replace the run of closed segments ``old`` by ``new`` (after compaction moved
+        files)."""
         with self._lock:
-            if self._segments[: len(old)] != old:
+            start = next((i for i, s in enumerate(self._segments) if s is old[0]), -1)
+            if start < 0 or self._segments[start:start + len(old)] != old:
                 raise StorageError("segments changed under compaction")
-            self._segments[: len(old)] = new
+            self._segments[start:start + len(old)] = new
             self._validated += len(new) - len(old)
             self._recount()
 

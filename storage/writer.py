@@ -22,13 +22,21 @@ and later commits raise StorageFailedError and the server is expected to exit.
 Blocking file work runs in worker threads (trio.to_thread), except the appends
 of the "interval" and "never" policies, which only copy into the page cache.
 
-Compaction runs in the writer task too, between two flushes, when
-``storage.compaction_policy`` says so. The writer asks it when the log's dirty
-bytes changed (a segment rolled: a free check after each append), when the
-server asks (:meth:`check_compaction`, once it is ready after a replay), every
-``compact_interval_ms`` (the longest a dirty log waits) and when a segment too
-young for ``min_compaction_lag_ms`` comes of age. ``compact_interval_ms=None``
-turns compaction off.
+Compaction runs in a thread of its own, the log cleaner (``storage.cleaner``), so
+commits go on meanwhile and a busy event loop does not delay it: the writer wakes
+it when the log's dirty bytes change (a segment rolled: a free check after each
+append) and when the server asks (:meth:`check_compaction`, once it is ready after
+a replay); it also asks ``storage.compaction_policy`` every ``compact_interval_ms``
+(the longest a dirty log waits) and when a segment too young for
+``min_compaction_lag_ms`` comes of age. ``compact_interval_ms=None`` turns it off
+(:meth:`compact_now` still compacts). One pass runs at a time; none starts while
+:meth:`compactions_held`.
+
+A pass rewrites only the segments with enough dead records, in steps each swapped
+crash-safely and each recorded in the cleaner checkpoint as soon as it is swapped
+(``storage.compaction``): a broker killed again and again, sooner than a whole pass
+takes, still leaves each life's progress to the next, whose replay then finds a log
+bounded by its live state plus what was written since, not by its history.
 """
 
 from __future__ import annotations
@@ -36,18 +44,25 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 import trio
 
-from .compaction import DEFAULT_TOMBSTONE_RETENTION_MS, CompactionStats, compact
+from .cleaner import LogCleaner
+from .compaction import (
+    DEFAULT_COMPACTION_STEP_BYTES,
+    DEFAULT_MIN_DEAD_SHARE,
+    DEFAULT_TOMBSTONE_RETENTION_MS,
+    CompactionStats,
+    compact,
+)
 from .compaction_policy import (
     DEFAULT_MIN_CLEANABLE_DIRTY_RATIO,
     DEFAULT_MIN_COMPACTION_LAG_MS,
     CompactionPolicy,
-    decide,
 )
 from .errors import StorageClosedError, StorageError, StorageFailedError
 from .records import Record
@@ -117,10 +132,7 @@ class GroupCommitWriter:
         self._policy = fsync
         self._interval_ms = interval_ms
         self._interval_s = interval_ms / 1000
-        self._compact_interval_s = None if compact_interval_ms is None else compact_interval_ms / 1000
         self._tombstone_retention_ms = tombstone_retention_ms
-        self._compaction_policy = CompactionPolicy(
-            min_cleanable_dirty_ratio, min_compaction_lag_ms, tombstone_retention_ms)
         self._clock_ms = clock_ms
         self.stats = WriterStats()
         self._batch = _Batch()
@@ -132,13 +144,15 @@ class GroupCommitWriter:
         self._stopped = trio.Event()
         self._appended_since_sync = False
         self._last_sync_time = _now()
-        self._last_compaction_check = _now()
-        self._dirty_seen = 0  # the log's dirty bytes when the policy was last asked
-        self._check_asked = False  # check_compaction was called
-        self._interval_passed = False  # a compaction interval passed since the policy was asked
-        self._recheck_at: float | None = None  # a dirty segment comes of age (trio time)
         self._compaction_holds = 0  # compactions_held: segments read outside the lock
         self._holds_released = trio.Event()
+        self._pass_lock = threading.Lock()  # held by the compaction pass under way
+        self._trio_token: trio.lowlevel.TrioToken | None = None
+        self._dirty_told = 0  # the log's dirty bytes when the cleaner was last woken
+        self._cleaner = None if compact_interval_ms is None else LogCleaner(
+            log, CompactionPolicy(min_cleanable_dirty_ratio, min_compaction_lag_ms,
+                                  tombstone_retention_ms),
+            compact_interval_ms / 1000, self._cleaner_pass, self._cleaner_failed, clock_ms)
         self.on_durable: Callable[[Sequence[Record]], None] | None = None
         # Called on the trio thread after each compaction, with its time and retention.
         self.on_compacted: Callable[[int, int], object] | None = None
@@ -232,8 +246,7 @@ class GroupCommitWriter:
         except (OSError, StorageError) as exc:
             raise self._fail(exc) from exc
         self.stats.records += len(records)
-        if self._log.dirty_bytes != self._dirty_seen and self._compact_interval_s is not None:
-            self._wakeup.set()  # a segment rolled: the writer task asks the policy
+        self._tell_cleaner()
         if not self._appended_since_sync:
             self._appended_since_sync = True
             if self._policy == "interval":
@@ -262,7 +275,10 @@ class GroupCommitWriter:
         if self._running:
             raise RuntimeError("GroupCommitWriter.run is already running")
         self._running = True
-        self._last_sync_time = self._last_compaction_check = trio.current_time()
+        self._last_sync_time = trio.current_time()
+        self._trio_token = trio.lowlevel.current_trio_token()
+        if self._cleaner is not None:
+            self._cleaner.start()
         task_status.started()
         try:
             while not self._closing and self._failure is None:
@@ -271,9 +287,6 @@ class GroupCommitWriter:
                     await self._flush()
                     if self._policy == "interval" and self._sync_due(trio.current_time()):
                         await self._sync_in_thread()
-                    segments = self._compaction_due()
-                    if segments:
-                        await self._compact(self._tombstone_retention_ms, None, segments)
             if self._failure is None:
                 async with self._critical:
                     await self._flush()
@@ -284,6 +297,9 @@ class GroupCommitWriter:
         finally:
             self._closing = True
             self._release_batch(self._batch, self._stopped_error())
+            if self._cleaner is not None:
+                with trio.CancelScope(shield=True):
+                    await trio.to_thread.run_sync(self._cleaner.stop)
             self._stopped.set()
 
     async def aclose(self) -> None:
@@ -304,10 +320,6 @@ class GroupCommitWriter:
         deadlines = []
         if self._policy == "interval" and self._appended_since_sync:
             deadlines.append(self._last_sync_time + self._interval_s)
-        if self._compact_interval_s is not None:
-            deadlines.append(self._last_compaction_check + self._compact_interval_s)
-            if self._recheck_at is not None:
-                deadlines.append(self._recheck_at)
         with trio.move_on_at(min(deadlines) if deadlines else math.inf):
             await self._wakeup.wait()
         self._wakeup = trio.Event()
@@ -338,6 +350,7 @@ class GroupCommitWriter:
         self._log.append(records, timestamp_ms=timestamp_ms)
         self.stats.records += len(records)
         self.stats.flushes += 1
+        self._tell_cleaner()
         self._sync(now)
 
     def _release_batch(self, batch: _Batch, error: BaseException | None,
@@ -367,7 +380,7 @@ class GroupCommitWriter:
 
     @contextlib.asynccontextmanager
     async def between_flushes(self) -> AsyncIterator[None]:
-        """Hold off flushes, fsync rounds and compactions of the writer task: inside, on
+        """Hold off flushes and fsync rounds of the writer task (and compact_now): inside, on
         the trio thread and until the next await, the log holds exactly the records
         `on_durable` was told of (commits appending on the trio thread tell it at once),
         so something derived from the log can start following `on_durable` from there."""
@@ -378,25 +391,32 @@ class GroupCommitWriter:
     async def compactions_held(self) -> AsyncIterator[None]:
         """Start no compaction inside (one under way is waited for first), so that a
         worker thread can read the log's segments while commits go on appending."""
-        async with self._critical:
-            self._compaction_holds += 1
+        self._compaction_holds += 1
         try:
+            await trio.to_thread.run_sync(self._wait_for_pass)
             yield
         finally:
             self._compaction_holds -= 1
             if not self._compaction_holds:
                 self._holds_released.set()
                 self._holds_released = trio.Event()
-                self._wakeup.set()  # a check put off by the hold is due now
+                self.check_compaction()  # a check put off by the hold is due now
 
     # -- compaction -------------------------------------------------------------------
 
     def check_compaction(self) -> None:
-        """Have the writer task ask the compaction policy now (the server calls it once
-        it is ready, after a replay, so a log left dirty by short lives gets compacted
-        without waiting for an interval, and without delaying the start)."""
-        self._check_asked = True
-        self._wakeup.set()
+        """Have the cleaner ask the compaction policy now (the server calls it once it is
+        ready, after a replay, so a log left dirty by short lives gets compacted without
+        waiting for an interval, and without delaying the start)."""
+        if self._cleaner is not None:
+            self._cleaner.check()
+
+    def _tell_cleaner(self) -> None:
+        """Wake the cleaner when a segment rolled (a free check after each append)."""
+        dirty = self._log.dirty_bytes
+        if dirty != self._dirty_told and self._cleaner is not None:
+            self._dirty_told = dirty
+            self._cleaner.wake()
 
     async def compact_now(self, *, tombstone_retention_ms: int | None = None,
                           now_ms: int | None = None) -> CompactionStats:
@@ -408,64 +428,81 @@ class GroupCommitWriter:
             self._raise_if_unusable()
             retention = (self._tombstone_retention_ms if tombstone_retention_ms is None
                          else tombstone_retention_ms)
-            return await self._compact(retention, now_ms, len(self._log.closed_segments()))
+            if now_ms is None:
+                now_ms = self._clock_ms()
+            try:
+                stats = await trio.to_thread.run_sync(self._locked_pass, retention, now_ms)
+            except (OSError, StorageError) as exc:
+                raise self._fail(exc) from exc
+            self._compacted(now_ms, retention)
+            self.check_compaction()  # segments that rolled meanwhile may be dirty enough
+            return stats
 
-    async def _compact(self, retention_ms: int, now_ms: int | None,
-                       segments: int) -> CompactionStats:
-        """Compact the first `segments` segments (closed ones), then record them clean."""
-        if now_ms is None:
-            now_ms = self._clock_ms()
+    def _wait_for_pass(self) -> None:
+        """Runs in a worker thread: returns once no pass is under way."""
+        with self._pass_lock:
+            pass
+
+    def _locked_pass(self, retention_ms: int, now_ms: int) -> CompactionStats:
+        """Runs in a worker thread: a pass of every closed segment, once no other is
+        under way."""
+        with self._pass_lock:
+            stats = self._compact_and_mark(retention_ms, now_ms,
+                                           len(self._log.closed_segments()))
+            self.stats.compactions += 1
+            return stats
+
+    def _cleaner_pass(self, segments: int) -> bool:
+        """Runs in the cleaner's thread: a pass the policy called for, unless compactions
+        are held off (False)."""
+        now_ms = self._clock_ms()
+        with self._pass_lock:
+            if self._compaction_holds or self._closing or self._failure is not None:
+                return False
+            self._compact_and_mark(self._tombstone_retention_ms, now_ms, segments)
+            self.stats.compactions += 1
+        self._to_trio(self._compacted, now_ms, self._tombstone_retention_ms)
+        return True
+
+    def _cleaner_failed(self, exc: BaseException) -> None:
+        """Runs in the cleaner's thread: its pass failed, which fails the writer."""
+        log.error("compaction failed: %r", exc)
+        self._to_trio(self._fail, exc)
+
+    def _to_trio(self, fn: Callable[..., object], *args: object) -> None:
+        """Call `fn` on the trio thread (dropped once trio has stopped)."""
+        if self._trio_token is None:
+            return
         try:
-            stats = await trio.to_thread.run_sync(self._compact_and_mark, retention_ms,
-                                                  now_ms, segments)
-        except (OSError, StorageError) as exc:
-            raise self._fail(exc) from exc
-        self.stats.compactions += 1
-        self._check_asked = True  # segments that rolled meanwhile may be dirty enough
-        self._wakeup.set()
+            self._trio_token.run_sync_soon(fn, *args)
+        except trio.RunFinishedError:
+            pass
+
+    def _compacted(self, now_ms: int, retention_ms: int) -> None:
+        """On the trio thread, after each pass."""
         if self.on_compacted is not None:
             try:
                 self.on_compacted(now_ms, retention_ms)
             except Exception:
                 log.exception("on_compacted failed")
-        return stats
 
     def _compact_and_mark(self, retention_ms: int, now_ms: int,
                           segments: int) -> CompactionStats:
-        """Runs in a worker thread. Positions survive compaction, so the end of the
-        inputs, read before, is the clean end after."""
+        """Runs in a worker thread. A pass rewrites only the segments worth it, swapped
+        in steps; positions survive compaction, so where a step's inputs end is the
+        clean end after it (a pass cut short keeps its finished steps for the policy
+        too), and where the last input ends is the clean end after the pass."""
         inputs = self._log.segments[:segments]
-        stats = compact(self._log, tombstone_retention_ms=retention_ms, now_ms=now_ms,
-                        segments=segments)
-        if inputs:
-            self._log.mark_clean(inputs[-1].end, now_ms)
-        return stats
+        if not inputs:
+            return CompactionStats()
+        last_end = inputs[-1].end
 
-    def _compaction_due(self) -> int:
-        """How many leading segments to compact now (0: none), as the policy says, when
-        there is reason to ask it: the dirty bytes changed, the server asked, an interval
-        passed or a dirty segment came of age."""
-        if self._compact_interval_s is None:
-            return 0
-        now = trio.current_time()
-        if now >= self._last_compaction_check + self._compact_interval_s:
-            self._last_compaction_check = now
-            self._interval_passed = True
-        if self._recheck_at is not None and now >= self._recheck_at:
-            self._recheck_at = None
-            self._check_asked = True
-        dirty = self._log.dirty_bytes
-        if self._compaction_holds or not (
-                self._interval_passed or self._check_asked or dirty != self._dirty_seen):
-            return 0  # held: asked again when the holds are released
-        interval_elapsed, self._interval_passed = self._interval_passed, False
-        self._check_asked = False
-        self._dirty_seen = dirty
-        now_ms = self._clock_ms()
-        decision = decide(self._compaction_policy, self._log.shape(), now_ms,
-                          interval_elapsed=interval_elapsed)
-        self._recheck_at = (None if decision.recheck_at_ms is None
-                            else now + (decision.recheck_at_ms - now_ms) / 1000)
-        if decision.segments:
-            log.debug("compacting %d segments: %s", decision.segments, decision.reason)
-        return decision.segments
+        def step_done(end: int) -> None:
+            if end < last_end:  # the last is marked once the pass is over
+                self._log.mark_clean(end, now_ms)
+
+        stats = compact(self._log, tombstone_retention_ms=retention_ms, now_ms=now_ms,
+                        segments=segments, min_dead_share=DEFAULT_MIN_DEAD_SHARE,
+                        step_bytes=DEFAULT_COMPACTION_STEP_BYTES, on_step=step_done)
+        self._log.mark_clean(last_end, now_ms)
+        return stats

@@ -76,8 +76,12 @@ operations = st.lists(
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops=operations, retention_ms=st.integers(0, 100), segment_bytes=st.sampled_from([120, 300, 4096]))
-def test_compaction_preserves_the_replayed_state(ops, retention_ms, segment_bytes):
+@given(ops=operations, retention_ms=st.integers(0, 100), segment_bytes=st.sampled_from([120, 300, 4096]),
+       passes=st.sampled_from([(None, None), (0.1, 300), (0.5, None)]))
+def test_compaction_preserves_the_replayed_state(ops, retention_ms, segment_bytes, passes):
+    """Whole compactions, and the broker's passes (only segments with at least that share
+    of dead records, swapped in steps of about that many bytes), keep the state."""
+    min_dead_share, step_bytes = passes
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp)
         log = open_record_log(path, segment_bytes=segment_bytes)
@@ -103,7 +107,8 @@ def test_compaction_preserves_the_replayed_state(ops, retention_ms, segment_byte
             elif op[0] == "tick":
                 now += op[1]
             elif op[0] == "compact":
-                stats = compact(log, tombstone_retention_ms=retention_ms, now_ms=now)
+                stats = compact(log, tombstone_retention_ms=retention_ms, now_ms=now,
+                                min_dead_share=min_dead_share, step_bytes=step_bytes)
                 assert stats.records_after <= stats.records_before
                 assert fold(log.replay()) == fold(history)
             else:

@@ -331,6 +331,24 @@ async def test_the_dirty_ratio_compacts_long_before_an_interval(tmp_path):
     assert fold(replay(tmp_path)) == fold(entry("g", i % 5, i) for i in range(2000))
 
 
+async def test_the_cleaner_compacts_while_the_event_loop_is_busy(tmp_path):
+    """Commits appended without the event loop ever getting back control are compacted
+    as the dirty ratio calls for: the cleaner's thread waits for no turn of the loop."""
+    log = open_log(tmp_path, segment_bytes=2000)
+    writer = GroupCommitWriter(log, "never", compact_interval_ms=3_600_000)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        deadline = time.monotonic() + 10
+        i = 0
+        while writer.stats.compactions < 3:  # no await: the loop stays busy with commits
+            assert time.monotonic() < deadline, f"{writer.stats.compactions} compactions"
+            writer.commit_nowait([entry("g", i % 5, i)])
+            i += 1
+        await writer.aclose()
+    log.close()
+    assert fold(replay(tmp_path)) == fold(entry("g", n % 5, n) for n in range(i))
+
+
 async def dirty_log_then_restart(tmp_path, *, compacts: bool, **options):
     """A log written by a writer that never compacted, reopened under a writer with
     `options` that is asked to check once (as the server does when ready); waits for the
