@@ -23,8 +23,8 @@ from .durability import open_durability, remove_orphan_partitions, replay
 from .offsets import activation
 from .offsets.topic import OffsetsTopic, ensure_topic
 from .requests import Dispatcher
-from .shell.clock import Clock
 from .shell.allocator import keep_large_buffers
+from .shell.clock import Clock
 from .shell.limits import log_connection_room, raise_open_file_limit
 from .shell.server import Server
 from .state.broker_state import BrokerState
