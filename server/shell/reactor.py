@@ -12,8 +12,9 @@ A pass, each time the set has ready sockets:
 1. for every ready socket: `recv` once, cut its complete frames and answer them
    through the request layer (`Server._answer_frames`, the same code a connection's
    task runs), gathering their answers and records;
-2. once for the whole pass: the timer re-armed, the records handed to the writer in
-   one group commit (and, under `--fsync always`, awaited once for all);
+2. once for the whole pass: the timer re-armed; each connection's records were
+   appended as its answers were built (the frames its own task would write), and under
+   `--fsync always` the pass waits once for all of them to be synced;
 3. for every connection answered: its answers released to their requests and sent in
    one `send`;
 4. once: the watchers told that the state may have changed.
@@ -148,6 +149,7 @@ class Reactor:
         server = self._server
         broker = server.broker
         answer_frames = server._answer_frames
+        durable_now = server._durable_now
         parked = self._parked
         now = server.clock.now_ms()
         handled = broker.handled
@@ -187,15 +189,21 @@ class Reactor:
                 self._hand(fd, conn, Unfinished(data, view, reply))
                 continue
             conn.carry = bytearray(view[batch.pos:]) if batch.pos < len(data) else b""
-            if batch.records:
-                records += batch.records
+            # Appended at once, each connection's as its task would (the same frames);
+            # under --fsync always, gathered to wait once for the whole pass.
+            try:
+                if batch.records and (records or not durable_now(batch.records)):
+                    records += batch.records
+            except ConnectionAbort as exc:  # storage failed: the server is stopping
+                self._hand(fd, conn, Ended(exc))
+                continue
             if batch.out or batch.released:
                 answered.append((fd, entry, batch))
         served = broker.handled != handled
         if served:
             server.timer.rearm()
         try:
-            if records and not server._durable_now(records):
+            if records:
                 await server._durable(records)  # fsync always: one wait for the whole pass
         except ConnectionAbort as exc:  # storage failed: the server is stopping
             for fd, entry, _batch in answered:
