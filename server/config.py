@@ -163,6 +163,10 @@ class Config(msgspec.Struct, kw_only=True):
     ssl_handshake_timeout_ms: Annotated[PositiveMillis, Meta(
         description="close an SSL connection whose TLS handshake has not finished by then"
     )] = 10000
+    batch_connections: Annotated[bool, Meta(
+        description="serve plaintext connections whose requests are answered at once in one "
+                    "pass per wake-up (epoll; Linux), each connection in its own task only "
+                    "while it waits; false: every connection in its own task")] = True
     node_id: Annotated[Int32, Meta(description="this broker's node id")] = 1
     cluster_id: Annotated[NonEmpty, Meta(
         description="cluster id reported in Metadata and DescribeCluster")] = "kcsim-cluster-000000000"

@@ -37,7 +37,9 @@ from kcsim.storage import StorageError
 from ..maintenance import LogMaintenance
 from ..requests import Peer, ProtocolViolation, Reply, withdraw
 from ..tls import ANONYMOUS
-from .socket_io import DirectSocket
+from . import reactor as reactor_mod
+from .socket_io import RECV_BYTES as _RECV
+from .socket_io import UNSENT_BOUND, ConnectionAbort, DirectSocket
 from .timer import Timer
 from .tls_stream import HandshakeFailed, TlsStream, handshake
 
@@ -56,18 +58,12 @@ if TYPE_CHECKING:
 log = logging.getLogger("kcsim.server")
 
 _SIZE = struct.Struct(">i")
-_RECV = 256 * 1024
-UNSENT_BOUND = 1024 * 1024  # answers built but not sent, per connection
 
 # accept(2) failing for want of descriptors or kernel memory: the server is full,
 # not broken. Retry after a pause; say so at most once per ACCEPT_LOG_INTERVAL_S.
 _ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 ACCEPT_RETRY_S = 0.1
 ACCEPT_LOG_INTERVAL_S = 1.0
-
-
-class ConnectionAbort(Exception):
-    """End a connection without answering (the server is stopping)."""
 
 
 class Server:
@@ -98,6 +94,8 @@ class Server:
         self.tls = tls  # the SSL listeners' context and generated CA (None: no SSL listener)
         self._ssl_listeners = frozenset(
             p.name for p in config.listener_plans if p.protocol == "SSL")
+        # Plaintext connections answered at once are served in passes (`reactor`).
+        self.reactor: reactor_mod.Reactor | None = None
 
     @property
     def ssl_ca_file(self) -> str | None:
@@ -183,6 +181,9 @@ class Server:
                     nursery.start_soon(self.maintenance.run)
                     if self.state.offsets_topic is not None:
                         nursery.start_soon(self.state.offsets_topic.run_compactions)
+                    if reactor_mod.AVAILABLE and self.config.batch_connections:
+                        self.reactor = reactor_mod.Reactor(self)
+                        nursery.start_soon(self.reactor.run)
                     for listener, address in bound:
                         nursery.start_soon(self._accept, listener, address, nursery)
                     task_status.started(self.port)
@@ -190,6 +191,9 @@ class Server:
                         self._writer.check_compaction()
         finally:
             self._nursery = None
+            if self.reactor is not None:
+                self.reactor.close()
+                self.reactor = None
             self.clock.stop()
             with trio.CancelScope(shield=True):
                 await self._close_storage()
@@ -298,7 +302,10 @@ class Server:
             self.broker.request_log.connected(conn.id, principal)
         try:
             with conn.scope:
-                await self._serve_stream(sock, conn)
+                if self.reactor is not None and isinstance(sock, DirectSocket):
+                    await self._serve_parked(sock, conn)
+                else:
+                    await self._serve_stream(sock, conn)
             if conn.scope.cancelled_caught:
                 log.info("closing connection from %s idle for %d ms", host,
                          self.config.idle_timeout_ms)
@@ -357,12 +364,9 @@ class Server:
                     conn.scope.cancel()
 
     async def _serve_stream(self, stream: DirectSocket | TlsStream, conn: _Connection) -> None:
-        """A connection's requests, in order, until it closes. Each receive is a batch:
-        read what arrived, cut its complete frames and answer them (`_answer_frames`,
-        `_take`), make the answers' records durable in one group commit and send the
-        answers in one write; an incomplete frame is carried over to the next receive."""
-        broker = self.broker
-        rearm = self.timer.rearm
+        """A connection's requests, in order, until it closes, in its own task. Each
+        receive is a batch (`_finish_batch`); an incomplete frame is carried over to the
+        next receive."""
         batch = _Batch()
         carry: bytes | bytearray = b""
         while True:
@@ -375,35 +379,71 @@ class Server:
                 carry += received
                 data = carry
             view = memoryview(data)
-            batch.start(self.clock.now_ms(), broker.handled)
-            while True:
-                reply = self._answer_frames(data, view, conn, batch)
-                if reply is not None:
-                    await self._take(reply, stream, conn, batch)
-                    if batch.violation is None and not batch.close:
-                        continue
-                elif batch.unsent > UNSENT_BOUND and batch.violation is None:
-                    rearm()  # send before answering more: a peer not reading stalls here
-                    await self._flush(stream, batch)
-                    batch.sent()
+            batch.start(self.clock.now_ms(), self.broker.handled)
+            reply = self._answer_frames(data, view, conn, batch)
+            carry = await self._finish_batch(stream, conn, batch, data, view, reply)
+
+    async def _serve_parked(self, sock: DirectSocket, conn: _Connection) -> None:
+        """A plaintext connection's requests, in order, until it closes: served by the
+        reactor's passes while they are answered at once, by this task whenever the reactor
+        hands it something to finish (see `reactor`)."""
+        reactor = self.reactor
+        assert reactor is not None
+        while True:
+            handoff = await reactor.serve(sock, conn)
+            kind = type(handoff)
+            if kind is reactor_mod.Unfinished:
+                assert isinstance(handoff, reactor_mod.Unfinished)
+                conn.carry = await self._finish_batch(sock, conn, conn.batch, handoff.data,
+                                                      handoff.view, handoff.reply)
+            elif kind is reactor_mod.Unsent:
+                assert isinstance(handoff, reactor_mod.Unsent)
+                await sock.send_all(handoff.rest)
+            else:
+                assert isinstance(handoff, reactor_mod.Ended)
+                if handoff.error is not None:
+                    raise handoff.error
+                return
+
+    async def _finish_batch(self, stream: DirectSocket | TlsStream, conn: _Connection,
+                            batch: _Batch, data: bytes | bytearray, view: memoryview,
+                            reply: Reply | None) -> bytes | bytearray:
+        """Answer the rest of one receive's frames, `_answer_frames` having cut them up to
+        `batch.pos` and returned `reply`: wait for what must wait (`_take`), make the
+        answers' records durable in one group commit and send the answers in one write.
+        Returns the incomplete frame left at the end, for the next receive."""
+        broker = self.broker
+        rearm = self.timer.rearm
+        while True:
+            if reply is not None:
+                await self._take(reply, stream, conn, batch)
+                if batch.violation is None and not batch.close:
+                    reply = self._answer_frames(data, view, conn, batch)
                     continue
-                break
-            carry = bytearray(view[batch.pos:]) if batch.pos < len(data) else b""
-            # A batch answered from the cache alone, or that only waited for an answer,
-            # changed nothing: no timer to re-arm, no watcher to tell.
-            served = broker.handled != batch.handled
-            if served:
-                rearm()
-            if batch.records and not self._durable_now(batch.records):
-                await self._flush(stream, batch)  # the writer waits: fsync always
-            else:  # the usual case, without a coroutine per batch
-                answers = self._outgoing(batch)
-                if answers:
-                    await stream.send_all(answers)
-            if served:
-                broker.changes.notify()
-            if batch.violation is not None or batch.close:
-                self._end_batch(batch)
+            elif batch.unsent > UNSENT_BOUND and batch.violation is None:
+                rearm()  # send before answering more: a peer not reading stalls here
+                await self._flush(stream, batch)
+                batch.sent()
+                reply = self._answer_frames(data, view, conn, batch)
+                continue
+            break
+        carry = bytearray(view[batch.pos:]) if batch.pos < len(data) else b""
+        # A batch answered from the cache alone, or that only waited for an answer,
+        # changed nothing: no timer to re-arm, no watcher to tell.
+        served = broker.handled != batch.handled
+        if served:
+            rearm()
+        if batch.records and not self._durable_now(batch.records):
+            await self._flush(stream, batch)  # the writer waits: fsync always
+        else:  # the usual case, without a coroutine per batch
+            answers = self._outgoing(batch)
+            if answers:
+                await stream.send_all(answers)
+        if served:
+            broker.changes.notify()
+        if batch.violation is not None or batch.close:
+            self._end_batch(batch)
+        return carry
 
     def _answer_frames(self, data: bytes | bytearray, view: memoryview, conn: _Connection,
                        batch: _Batch) -> Reply | None:
@@ -561,7 +601,8 @@ class _Batch:
 class _Connection(Peer):
     """A connection as the broker sees it (host, number) and what the idle reaper knows."""
 
-    __slots__ = ("quiet_since", "received", "scope", "seen", "waiting")
+    __slots__ = ("batch", "carry", "handoff", "lot", "quiet_since", "received", "scope", "seen",
+                 "waiting")
 
     def __init__(self, host: str, connection_id: int, listener: Listener, now: float,
                  principal: str) -> None:
@@ -571,3 +612,9 @@ class _Connection(Peer):
         self.seen = 0  # `received` when the reaper last saw it change
         self.quiet_since = now
         self.waiting = False  # a request is waiting for its answer: not idle
+        # While the reactor serves it (`reactor`): its batch, the incomplete frame carried
+        # over, where its task parks, and what the reactor hands the task.
+        self.batch = _Batch()
+        self.carry: bytes | bytearray = b""
+        self.lot = trio.lowlevel.ParkingLot()
+        self.handoff: reactor_mod.Handoff | None = None

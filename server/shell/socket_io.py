@@ -16,6 +16,12 @@ import socket
 import trio
 
 FAIRNESS_CALLS = 32
+RECV_BYTES = 256 * 1024  # what one receive takes at most
+UNSENT_BOUND = 1024 * 1024  # answers built but not sent, per connection
+
+
+class ConnectionAbort(Exception):
+    """End a connection without answering (the server is stopping)."""
 
 
 class DirectSocket:
@@ -27,6 +33,11 @@ class DirectSocket:
         self._sock = socket.socket(fileno=stream.socket.detach())
         self._sock.setblocking(False)
         self._unyielded = 0
+
+    @property
+    def raw(self) -> socket.socket:
+        """The non-blocking socket itself, for the reactor's pass (`reactor`)."""
+        return self._sock
 
     def peer_host(self) -> str:
         try:
@@ -55,7 +66,7 @@ class DirectSocket:
             except BlockingIOError:
                 pass
 
-    async def send_all(self, data: bytes | bytearray) -> None:
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
         """Send everything, waiting through trio only while the socket buffer is full."""
         sock = self._sock
         try:

@@ -84,17 +84,28 @@ class TrioWire:
         self._corr = 0
 
     async def call(self, api_key: int, version: int, request: Any) -> Any:
-        self._corr += 1
-        await self.stream.send_all(request_frame(api_key, version, self._corr, request,
-                                                 self.client_id))
-        while not self._ready:
-            data = await self.stream.receive_some(65536)
-            if not data:
-                raise ConnectionError("closed by the server")
-            self._ready += self._frames.feed(data)
-        got, response = decode_response(api_key, version, self._ready.pop(0))
-        assert got == self._corr, f"correlation id {got}, expected {self._corr}"
-        return response
+        return (await self.pipeline([(api_key, version, request)]))[0]
+
+    async def pipeline(self, requests: list[tuple[int, int, Any]]) -> list[Any]:
+        """Send (api key, version, request) each, in one write, then read every response,
+        checking that they come back in the order sent."""
+        first = self._corr + 1
+        frames = []
+        for api_key, version, request in requests:
+            self._corr += 1
+            frames.append(request_frame(api_key, version, self._corr, request, self.client_id))
+        await self.stream.send_all(b"".join(frames))
+        responses = []
+        for n, (api_key, version, _request) in enumerate(requests):
+            while not self._ready:
+                data = await self.stream.receive_some(65536)
+                if not data:
+                    raise ConnectionError("closed by the server")
+                self._ready += self._frames.feed(data)
+            got, response = decode_response(api_key, version, self._ready.pop(0))
+            assert got == first + n, f"correlation id {got}, expected {first + n}"
+            responses.append(response)
+        return responses
 
 
 def raise_open_file_limit(needed: int) -> None:
