@@ -228,19 +228,17 @@ def test_offsets_of_an_empty_group_expire_seven_days_on(
 def test_a_commit_answered_not_coordinator_twice_is_retried_and_lands(
         kcsim_factory: Any, unique_name: Any) -> None:
     """kafka-python's commit gets NOT_COORDINATOR twice: it looks the coordinator up
-    again and retries, and the third commit is served (OffsetFetch shows it)."""
+    again and retries, and the third commit is served (OffsetFetch shows it). The
+    consumer assigns its partitions itself: a commit needs the coordinator, not a
+    membership."""
     bootstrap, control = start(kcsim_factory)
     topic, group = unique_name("t"), unique_name("g")
     create_topic(bootstrap, topic, 2)
-    # kafka-python may join before its metadata names the topic's partitions; it rejoins
-    # when its metadata next changes, so that refresh must come within the wait.
-    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group,
-                             client_id="committer", enable_auto_commit=False,
-                             metadata_max_age_ms=1000)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group,
+                             client_id="committer", enable_auto_commit=False)
     try:
-        wait_until(lambda: consumer.poll(timeout_ms=100) is not None and consumer.assignment(),
-                   "the consumer's assignment", interval=0)
-        control.wait_group(group, "Stable", members=1)
+        consumer.assign([TopicPartition(topic, 0), TopicPartition(topic, 1)])
+        assert consumer.committed(TopicPartition(topic, 0)) is None  # the coordinator found
         since = control.last_seq()
         rule = control.add_rule(api="OffsetCommit", group=group, error="NOT_COORDINATOR",
                                 times=2)
