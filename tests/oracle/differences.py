@@ -148,7 +148,7 @@ NORMALISED: tuple[tuple[str, str], ...] = (
     ("arrays of structs", "compared as sets keyed by their identifying field (API key, "
      "group id, topic name, partition, member): no client reads meaning into their order"),
     ("ApiVersions", "only the APIs kcsim declares are compared, and only the features it "
-     "implements (Kafka 4.4 also reports kraft.version, share.version, streams.version and "
+     "implements (Kafka 4.4 also reports kraft.version, share.version and "
      "eligible.leader.replicas.version); `finalized_features_epoch` (Kafka's metadata "
      "offset) only as known (>= 0) or not"),
     ("ListGroups", "only the scenario's own groups are compared (the Kafka broker is shared "
