@@ -9,6 +9,7 @@ yet parks until a later request or the timer completes it.
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -18,23 +19,39 @@ from kcsim.protocol.error_answers import error_answer
 from kcsim.protocol.errors import ErrorCode
 
 from ...state.answers import Durable, Pending
+from ...state.config_defs import ConfigProblem
 from ...state.failures import log_failures
+from ...state.topic_configs import check_topic_configs
+from ...state.topics import topic_name_problem
 from ..routes import serves
+from .topic_admin import topic_record
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from kcsim.coordinator.shared.interface import NewTopic
+    from kcsim.storage.records import Record
+
     from ...state.broker_state import BrokerState as Broker
     from ..context import RequestContext
 
 
 CONSUMER_GROUP_HEARTBEAT = 68
+STREAMS_GROUP_HEARTBEAT = 88
+# What turns each group protocol on: Kafka answers its heartbeat UNSUPPORTED_VERSION below it.
+_NEEDS_FEATURE = {CONSUMER_GROUP_HEARTBEAT: "group.version",
+                  STREAMS_GROUP_HEARTBEAT: "streams.version"}
 
 
 def handle_group_request(broker: Broker, ctx: RequestContext, request: Any) -> Any:
-    if ctx.api_key == CONSUMER_GROUP_HEARTBEAT and not _consumer_groups_on(broker):
+    feature = _NEEDS_FEATURE.get(ctx.api_key)
+    if feature is not None and broker.config.feature_levels.get(feature, 0) < 1:
         return error_answer(ctx.api_key, ctx.api_version, request, ErrorCode.UNSUPPORTED_VERSION)
     groups = broker.groups
     assert groups is not None
     outcome = groups.handle(ctx.api_key, ctx.api_version, request, ctx, broker.now_ms)
+    if outcome.new_topics:
+        outcome.records[:0] = _create_topics(broker, outcome.new_topics)
     if outcome.failures:
         log_failures(outcome.failures, f"from client {ctx.client_id!r} at {ctx.client_host}")
     responses = outcome.responses
@@ -50,10 +67,24 @@ def handle_group_request(broker: Broker, ctx: RequestContext, request: Any) -> A
                    abandon=lambda: groups.cancel(ctx))
 
 
-def _consumer_groups_on(broker: Broker) -> bool:
-    """KIP-848 groups need group.version >= 1; pinned to 0 (`--feature group.version=0`),
-    ConsumerGroupHeartbeat answers UNSUPPORTED_VERSION, as Kafka's does."""
-    return broker.config.feature_levels.get("group.version", 0) >= 1
+def _create_topics(broker: Broker, wanted: Sequence[NewTopic]) -> list[Record]:
+    """The topics a streams group asked for (its internal topics), created as CreateTopics
+    would, with the configs of theirs kcsim knows: the records, already applied."""
+    records = []
+    for topic in wanted:
+        if broker.topics.get(topic.name) is not None or topic_name_problem(topic.name):
+            continue
+        configs = {}
+        for name, value in topic.configs.items():
+            try:
+                check_topic_configs({name: value})
+            except ConfigProblem:
+                continue
+            configs[name] = value
+        record = topic_record(topic.name, uuid.uuid4(), topic.partitions, configs)
+        broker.apply(record)
+        records.append(record)
+    return records
 
 
 async def _parked(broker: Broker, ctx: RequestContext) -> Any:

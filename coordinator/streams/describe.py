@@ -1,0 +1,99 @@
+"""StreamsGroupDescribe: a streams group's epochs, topology, members and their tasks.
+
+Every other kind of group answers GROUP_ID_NOT_FOUND with Kafka's message "Group X is
+not a streams group." The topology is described as stored; members are described with
+their current and target tasks. kcsim keeps no task offsets or topology description
+(KIP-1331), so those are empty, as Kafka answers without them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kcsim.protocol.errors import ErrorCode
+from kcsim.protocol.messages.streams_group import StreamsGroupDescribeResponse
+
+from ..shared.describing import describe_each
+from .heartbeat import not_streams_message
+from .model import EMPTY_TASKS, StreamsGroup, TaskTuple, in_task_order
+
+if TYPE_CHECKING:
+    from kcsim.coordinator.records import StreamsGroupTopologyValue, StreamsTopicInfo
+    from kcsim.protocol.messages.streams_group import StreamsGroupDescribeRequest
+
+    from ..shared.interface import RequestContext
+    from ..shared.runtime import GroupRuntime
+
+R = StreamsGroupDescribeResponse
+DescribedGroup = R.DescribedGroup
+
+STICKY_ASSIGNOR = "sticky"  # Kafka's name of its one streams assignor
+
+
+def _topic_infos(infos: list[StreamsTopicInfo]) -> list[R.TopicInfo]:
+    return [R.TopicInfo(name=t.name, partitions=t.partitions,
+                        replication_factor=t.replication_factor,
+                        topic_configs=[R.KeyValue(key=k, value=v) for k, v in t.topic_configs])
+            for t in infos]
+
+
+def describe_topology(topology: StreamsGroupTopologyValue | None) -> R.Topology | None:
+    if topology is None:
+        return None
+    return R.Topology(epoch=topology.epoch, subtopologies=[
+        R.Subtopology(subtopology_id=s.subtopology_id, source_topics=list(s.source_topics),
+                      repartition_sink_topics=list(s.repartition_sink_topics),
+                      state_changelog_topics=_topic_infos(s.state_changelog_topics),
+                      repartition_source_topics=_topic_infos(s.repartition_source_topics))
+        for s in topology.subtopologies])
+
+
+def describe_tasks(tasks: TaskTuple) -> R.Assignment:
+    def ids(t: dict[str, frozenset[int]]) -> list[R.TaskIds]:
+        return [R.TaskIds(subtopology_id=s, partitions=ps) for s, ps in in_task_order(t)]
+
+    return R.Assignment(active_tasks=ids(tasks.active), standby_tasks=ids(tasks.standby),
+                        warmup_tasks=ids(tasks.warmup))
+
+
+class DescribeHandler:
+    def __init__(self, runtime: GroupRuntime) -> None:
+        self.rt = runtime
+
+    def describe(self, version: int, request: StreamsGroupDescribeRequest,
+                 ctx: RequestContext) -> StreamsGroupDescribeResponse:
+        return R(groups=describe_each(request.group_ids, self.rt.streams_groups,
+                                      lambda gid, g: self._describe(version, gid, g),
+                                      request.include_authorized_operations))
+
+    def _describe(self, version: int, group_id: str, group: StreamsGroup | None
+                  ) -> DescribedGroup:
+        if group is None:
+            return DescribedGroup(group_id=group_id, error_code=ErrorCode.GROUP_ID_NOT_FOUND,
+                                  error_message=not_streams_message(self.rt, group_id),
+                                  group_state="")
+        return DescribedGroup(
+            error_code=ErrorCode.NONE,
+            group_id=group.group_id,
+            group_state=group.state.value,
+            group_epoch=group.group_epoch,
+            assignment_epoch=group.assignment_epoch,
+            topology=describe_topology(group.topology),
+            members=[
+                R.Member(
+                    member_id=m.member_id, member_epoch=m.member_epoch,
+                    instance_id=m.instance_id, rack_id=m.rack_id, client_id=m.client_id,
+                    client_host=m.client_host, topology_epoch=m.topology_epoch,
+                    process_id=m.process_id,
+                    user_endpoint=None if m.user_endpoint is None else R.Endpoint(
+                        host=m.user_endpoint[0], port=m.user_endpoint[1]),
+                    client_tags=[R.KeyValue(key=k, value=v) for k, v in m.client_tags],
+                    task_offsets=[], task_end_offsets=[],
+                    assignment=describe_tasks(m.assigned),
+                    target_assignment=describe_tasks(group.target.get(m.member_id, EMPTY_TASKS)),
+                    is_classic=False,
+                )
+                for m in group.members.values()
+            ],
+            assignor_name=STICKY_ASSIGNOR if version >= 1 else None,
+        )
