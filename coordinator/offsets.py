@@ -260,7 +260,7 @@ class OffsetHandlers:
             streams_group = (self.rt.streams_groups.get(request.group_id)
                              if self.rt.streams_groups else None)
             if streams_group is not None:
-                return commit_error(streams_group, member_id, generation)
+                return commit_error(streams_group, member_id, generation, version)
             if generation >= 0:
                 return E.GROUP_ID_NOT_FOUND if version >= 9 else E.ILLEGAL_GENERATION
             return E.NONE

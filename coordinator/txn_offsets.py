@@ -134,7 +134,8 @@ class TxnOffsetHandlers:
             streams_group = (self.rt.streams_groups.get(request.group_id)
                              if self.rt.streams_groups else None)
             if streams_group is not None:
-                return commit_error(streams_group, member_id, generation)
+                return commit_error(streams_group, member_id, generation, version,
+                                    transactional=True, instance_id=instance_id)
             if generation < 0:
                 return E.NONE
             return E.GROUP_ID_NOT_FOUND if version >= 6 else E.ILLEGAL_GENERATION

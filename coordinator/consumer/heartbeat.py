@@ -22,6 +22,7 @@ from kcsim.protocol.messages.consumer_group import ConsumerGroupHeartbeatRespons
 from ..shared.describing import not_found_message
 from ..shared.interface import kafka_client_host
 from ..shared.record_helpers import group_record, member_tombstones
+from ..shared.refusal import Refused, not_blank
 from ..shared.states import EMPTY as CLASSIC_EMPTY
 from .model import (
     EMPTY,
@@ -53,15 +54,6 @@ ResponseTopicPartitions = ConsumerGroupHeartbeatResponse.TopicPartitions
 
 # ConsumerGroupHeartbeat v1 (KIP-1082): the client generates its member id.
 CLIENT_MEMBER_ID_VERSION = 1
-
-
-class Refused(Exception):
-    """The request fails with this error before anything is written."""
-
-    def __init__(self, code: int, message: str | None = None) -> None:
-        super().__init__(message)
-        self.code = int(code)
-        self.message = message
 
 
 def error_response(code: int, message: str | None = None) -> ConsumerGroupHeartbeatResponse:
@@ -96,10 +88,10 @@ class HeartbeatHandler:
     def _validate(self, version: int, req: ConsumerGroupHeartbeatRequest) -> None:
         epoch = req.member_epoch
         if version >= CLIENT_MEMBER_ID_VERSION or epoch > 0 or epoch == LEAVE_GROUP_EPOCH:
-            _not_blank(req.member_id, "MemberId can't be empty.")
-        _not_blank(req.group_id, "GroupId can't be empty.")
-        _not_blank(req.instance_id, "InstanceId can't be empty.")
-        _not_blank(req.rack_id, "RackId can't be empty.")
+            not_blank(req.member_id, "MemberId can't be empty.")
+        not_blank(req.group_id, "GroupId can't be empty.")
+        not_blank(req.instance_id, "InstanceId can't be empty.")
+        not_blank(req.rack_id, "RackId can't be empty.")
         if epoch == 0:
             if req.rebalance_timeout_ms == -1:
                 raise Refused(E.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
@@ -328,11 +320,6 @@ def _subset(owned: Owned | None, assigned: Assignment) -> bool:
         if held is None or not held.issuperset(partitions):
             return False
     return True
-
-
-def _not_blank(value: str | None, message: str) -> None:
-    if value is not None and not value.strip():
-        raise Refused(E.INVALID_REQUEST, message)
 
 
 def not_consumer_message(rt: GroupRuntime, group_id: str) -> str:

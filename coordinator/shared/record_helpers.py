@@ -74,10 +74,14 @@ def streams_member_tombstones(group_id: str, member_id: str) -> list[Record]:
 
 
 def streams_group_tombstones(group_id: str, member_ids: Iterable[str]) -> list[Record]:
-    """Everything a streams group wrote, deleted: its members, target epoch, topology and,
-    last, its epoch."""
-    records = [r for m in member_ids for r in streams_member_tombstones(group_id, m)]
+    """Everything a streams group wrote, deleted, in Kafka's createGroupTombstoneRecords
+    order: current assignments, targets, the target epoch, members, the epoch, the
+    topology."""
+    members = list(member_ids)
+    records = [Record(StreamsGroupCurrentMemberAssignmentKey(group_id, m), None) for m in members]
+    records += [Record(StreamsGroupTargetAssignmentMemberKey(group_id, m), None) for m in members]
     records.append(Record(StreamsGroupTargetAssignmentMetadataKey(group_id), None))
-    records.append(Record(StreamsGroupTopologyKey(group_id), None))
+    records += [Record(StreamsGroupMemberKey(group_id, m), None) for m in members]
     records.append(Record(StreamsGroupMetadataKey(group_id), None))
+    records.append(Record(StreamsGroupTopologyKey(group_id), None))
     return records

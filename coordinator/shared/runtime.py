@@ -14,7 +14,7 @@ collected until the call returns.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from kcsim.coordinator.records import OffsetCommitKey
 
@@ -41,6 +41,9 @@ if TYPE_CHECKING:
     from ..consumer.model import ConsumerGroup
     from ..groups.classic import ClassicGroup
     from ..streams.model import StreamsGroup
+
+
+_Group = TypeVar("_Group")
 
 
 class Waiter(NamedTuple):
@@ -203,6 +206,21 @@ class GroupRuntime:
         start with the first call."""
         if not self.started:
             self.loaded[group_id] = None
+
+    def folded_group(self, groups: dict[str, _Group], group_id: str, create: bool,
+                     new: Callable[[str], _Group]) -> _Group | None:
+        """A KIP-848 or KIP-1071 group as its record's fold finds it: created by a record
+        that is not a tombstone (an Empty classic group on the id gives way, as Kafka
+        replaces simple groups), and marked loaded until the coordinator starts."""
+        group = groups.get(group_id)
+        if group is None and create:
+            classic = self.groups.get(group_id)
+            if classic is not None:
+                self.forget_group(classic)
+            group = groups[group_id] = new(group_id)
+        if group is not None:
+            self.mark_loaded(group_id)
+        return group
 
     def forget_group(self, group: ClassicGroup) -> None:
         """Remove a classic group and its timers; parked requests of its members are never answered."""

@@ -15,13 +15,15 @@ from kcsim.protocol.messages.streams_group import StreamsGroupDescribeResponse
 
 from ..shared.describing import describe_each
 from .heartbeat import not_streams_message
+from .internal_topics import configure
 from .model import EMPTY_TASKS, StreamsGroup, TaskTuple, in_task_order
+from .topology import InvalidTopology
 
 if TYPE_CHECKING:
     from kcsim.coordinator.records import StreamsGroupTopologyValue, StreamsTopicInfo
     from kcsim.protocol.messages.streams_group import StreamsGroupDescribeRequest
 
-    from ..shared.interface import RequestContext
+    from ..shared.interface import RequestContext, TopicLookup
     from ..shared.runtime import GroupRuntime
 
 R = StreamsGroupDescribeResponse
@@ -30,21 +32,29 @@ DescribedGroup = R.DescribedGroup
 STICKY_ASSIGNOR = "sticky"  # Kafka's name of its one streams assignor
 
 
-def _topic_infos(infos: list[StreamsTopicInfo]) -> list[R.TopicInfo]:
-    return [R.TopicInfo(name=t.name, partitions=t.partitions,
+def _topic_infos(infos: list[StreamsTopicInfo], counts: dict[str, int]) -> list[R.TopicInfo]:
+    return [R.TopicInfo(name=t.name, partitions=counts.get(t.name, t.partitions),
                         replication_factor=t.replication_factor,
                         topic_configs=[R.KeyValue(key=k, value=v) for k, v in t.topic_configs])
             for t in infos]
 
 
-def describe_topology(topology: StreamsGroupTopologyValue | None) -> R.Topology | None:
+def describe_topology(topology: StreamsGroupTopologyValue | None,
+                      topics: TopicLookup) -> R.Topology | None:
+    """The topology as stored; once its topics are all there (Kafka describes the configured
+    topology then), with the partition count of each internal topic."""
     if topology is None:
         return None
+    try:
+        counts = configure(topology, topics).internal_counts or {}
+    except InvalidTopology:
+        counts = {}
     return R.Topology(epoch=topology.epoch, subtopologies=[
         R.Subtopology(subtopology_id=s.subtopology_id, source_topics=list(s.source_topics),
                       repartition_sink_topics=list(s.repartition_sink_topics),
-                      state_changelog_topics=_topic_infos(s.state_changelog_topics),
-                      repartition_source_topics=_topic_infos(s.repartition_source_topics))
+                      state_changelog_topics=_topic_infos(s.state_changelog_topics, counts),
+                      repartition_source_topics=_topic_infos(s.repartition_source_topics,
+                                                             counts))
         for s in topology.subtopologies])
 
 
@@ -78,7 +88,7 @@ class DescribeHandler:
             group_state=group.state.value,
             group_epoch=group.group_epoch,
             assignment_epoch=group.assignment_epoch,
-            topology=describe_topology(group.topology),
+            topology=describe_topology(group.topology, self.rt.topics),
             members=[
                 R.Member(
                     member_id=m.member_id, member_epoch=m.member_epoch,

@@ -142,27 +142,24 @@ class StreamsGroups:
         epoch, _ = self.next_epoch(view, bump=True)
         if not view.members:
             rt.write(target_epoch_record(group.group_id, epoch))
-        if group.shutdown_requested_by == member_id:
-            self._forget_shutdown(group)
+            self._set_shutdown(group, None)  # an empty group forgets the request
 
-    def _forget_shutdown(self, group: StreamsGroup) -> None:
+    def _set_shutdown(self, group: StreamsGroup, member_id: str | None) -> None:
+        """Soft state, as in Kafka: the first member that asked the application to shut
+        down, until the group empties (journaled: a call that raises leaves it)."""
         requested = group.shutdown_requested_by
-
-        def undo() -> None:
-            group.shutdown_requested_by = requested
-
-        self.rt.journal.on_undo(undo)
-        group.shutdown_requested_by = None
-
-    def request_shutdown(self, group: StreamsGroup, member_id: str) -> None:
-        """A member asked the whole application to shut down (soft state, as in Kafka)."""
-        requested = group.shutdown_requested_by
+        if requested == member_id or (requested is not None and member_id is not None):
+            return
 
         def undo() -> None:
             group.shutdown_requested_by = requested
 
         self.rt.journal.on_undo(undo)
         group.shutdown_requested_by = member_id
+
+    def request_shutdown(self, group: StreamsGroup, member_id: str) -> None:
+        """A member asked the whole application to shut down; the first request stands."""
+        self._set_shutdown(group, member_id)
 
     def schedule_session(self, group_id: str, member_id: str) -> None:
         rt = self.rt

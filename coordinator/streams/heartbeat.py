@@ -21,6 +21,7 @@ from kcsim.protocol.messages.streams_group import StreamsGroupHeartbeatResponse
 from ..shared.describing import not_found_message
 from ..shared.interface import kafka_client_host
 from ..shared.record_helpers import group_record
+from ..shared.refusal import Refused, not_blank
 from ..shared.states import EMPTY as CLASSIC_EMPTY
 from .groups import StreamsGroups, view_of
 from .internal_topics import Status
@@ -67,15 +68,6 @@ E = ErrorCode
 Response = StreamsGroupHeartbeatResponse
 ResponseTaskIds = Response.TaskIds
 ResponseStatus = Response.Status
-
-
-class Refused(Exception):
-    """The request fails with this error before anything is written."""
-
-    def __init__(self, code: int, message: str | None = None) -> None:
-        super().__init__(message)
-        self.code = int(code)
-        self.message = message
 
 
 def error_response(code: int, message: str | None = None) -> Response:
@@ -127,10 +119,10 @@ class HeartbeatHandler:
             regex = regex_problem(req.topology)
             if regex:
                 raise Refused(E.INVALID_REQUEST, regex)
-        _not_blank(req.member_id, "MemberId can't be empty.")
-        _not_blank(req.group_id, "GroupId can't be empty.")
-        _not_blank(req.instance_id, "InstanceId can't be empty.")
-        _not_blank(req.rack_id, "RackId can't be empty.")
+        not_blank(req.member_id, "MemberId can't be empty.")
+        not_blank(req.group_id, "GroupId can't be empty.")
+        not_blank(req.instance_id, "InstanceId can't be empty.")
+        not_blank(req.rack_id, "RackId can't be empty.")
         kind = kind_of(req.member_epoch)
         if kind is Kind.INVALID:
             raise Refused(E.INVALID_REQUEST, f"MemberEpoch is {req.member_epoch}, but must be "
@@ -394,8 +386,3 @@ def check_epoch(member: StreamsMember, epoch: int, owned: TaskTuple | None) -> N
                       f"epoch ({epoch}) than the one known by the group coordinator "
                       f"({member.member_epoch}). The member must abandon all its tasks and "
                       "rejoin.")
-
-
-def _not_blank(value: str | None, message: str) -> None:
-    if value is not None and not value.strip():
-        raise Refused(E.INVALID_REQUEST, message)

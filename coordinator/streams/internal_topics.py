@@ -58,6 +58,8 @@ class Configured:
     task_counts: dict[str, int] | None
     status: tuple[Status, str] | None = None
     missing: tuple[NewTopic, ...] = ()
+    # The partition count of each repartition and changelog topic, when ready.
+    internal_counts: dict[str, int] | None = None
 
     @property
     def ready(self) -> bool:
@@ -119,7 +121,7 @@ def _configure(topology: StreamsGroupTopologyValue, topics: TopicLookup) -> Conf
         names = ", ".join(sorted(t.name for t in missing))
         return Configured(None, (Status.MISSING_INTERNAL_TOPICS,
                                  f"Internal topics are missing: {names}"), missing)
-    return Configured(task_counts)
+    return Configured(task_counts, internal_counts=decided)
 
 
 def _derive_repartition_counts(topology: StreamsGroupTopologyValue,

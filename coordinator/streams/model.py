@@ -50,14 +50,11 @@ class MemberState(IntEnum):
     STABLE = 0
     UNREVOKED_TASKS = 1
     UNRELEASED_TASKS = 2
-    UNKNOWN = 127
+    UNKNOWN = 127  # any state a newer coordinator wrote: MemberState(9) is UNKNOWN
 
     @classmethod
-    def of(cls, value: int) -> MemberState:
-        try:
-            return cls(value)
-        except ValueError:
-            return cls.UNKNOWN
+    def _missing_(cls, value: object) -> MemberState:
+        return cls.UNKNOWN
 
 
 class GroupState(Enum):
@@ -173,10 +170,8 @@ class StreamsGroup:
         if self.group_epoch > self.assignment_epoch:
             return GroupState.ASSIGNING
         epoch = self.assignment_epoch
-        for member in self.members.values():
-            if not member.is_reconciled_to(epoch):
-                return GroupState.RECONCILING
-        return GroupState.STABLE
+        reconciled = all(m.is_reconciled_to(epoch) for m in self.members.values())
+        return GroupState.STABLE if reconciled else GroupState.RECONCILING
 
     def static_member(self, instance_id: str) -> StreamsMember | None:
         member_id = self.static_members.get(instance_id)
@@ -186,8 +181,11 @@ class StreamsGroup:
         return self.owners.get((subtopology, partition))
 
     def source_topics(self) -> set[str]:
-        """The topics whose offsets the group commits: its subtopologies' sources."""
+        """The topics whose offsets the group commits: its subtopologies' sources (none while
+        it is empty, so that its offsets can expire, as in Kafka)."""
         topics: set[str] = set()
+        if not self.members:
+            return topics
         for sub in self.topology.subtopologies if self.topology is not None else ():
             topics.update(sub.source_topics)
             topics.update(t.name for t in sub.repartition_source_topics)

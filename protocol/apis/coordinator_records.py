@@ -15,6 +15,7 @@ the KIP's, under a type id kcsim chose (see `kcsim.coordinator.kafka_format`).
 from __future__ import annotations
 
 from ..schema import Message, StructType, array, data, f, struct
+from .streams_group import Endpoint, KeyValue, TaskIds  # the same structs as on the wire
 
 OffsetCommitKey = data(
     "OffsetCommitKey", "0", "none",
@@ -193,16 +194,8 @@ StreamsGroupMemberMetadataValue = data(
     f("rebalance_timeout_ms", "int32", default=-1),
     f("topology_epoch", "int32"),
     f("process_id", "string"),
-    f("user_endpoint", struct(
-        "Endpoint",
-        f("host", "string"),
-        f("port", "uint16"),
-    ), nullable="0+", default=None),
-    f("client_tags", array(struct(
-        "KeyValue",
-        f("key", "string"),
-        f("value", "string"),
-    ))),
+    f("user_endpoint", Endpoint, nullable="0+", default=None),
+    f("client_tags", array(KeyValue)),
 )
 
 StreamsGroupTargetAssignmentMetadataKey = _group_key("StreamsGroupTargetAssignmentMetadataKey")
@@ -215,17 +208,11 @@ StreamsGroupTargetAssignmentMetadataValue = data(
 
 StreamsGroupTargetAssignmentMemberKey = _member_key("StreamsGroupTargetAssignmentMemberKey")
 
-_TARGET_TASKS = struct(
-    "TaskIds",
-    f("subtopology_id", "string"),
-    f("partitions", array("int32")),
-)
-
 StreamsGroupTargetAssignmentMemberValue = data(
     "StreamsGroupTargetAssignmentMemberValue", "0", "0+",
-    f("active_tasks", array(_TARGET_TASKS)),
-    f("standby_tasks", array(_TARGET_TASKS)),
-    f("warmup_tasks", array(_TARGET_TASKS)),
+    f("active_tasks", array(TaskIds)),
+    f("standby_tasks", array(TaskIds)),
+    f("warmup_tasks", array(TaskIds)),
 )
 
 StreamsGroupCurrentMemberAssignmentKey = _member_key("StreamsGroupCurrentMemberAssignmentKey")

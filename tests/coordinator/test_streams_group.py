@@ -392,3 +392,45 @@ def test_replaying_the_log_rebuilds_the_group() -> None:
     for state in (live, replayed):
         state["app"].pop("shutdown_requested_by")  # soft, as in Kafka
     assert replayed == live
+
+
+def test_a_member_commits_with_offset_commit_v9_or_later() -> None:
+    h = StreamsHarness()
+    r = ready(h)
+    answer = h.call(8, 8, OffsetCommitRequest(
+        group_id="app", member_id="m1", generation_id_or_member_epoch=r.member_epoch,
+        topics=[commit_topic("words", 0, 42)]))
+    assert answer.topics[0].partitions[0].error_code == E.UNSUPPORTED_VERSION
+
+
+def test_transactional_commits_are_checked_against_member_epochs() -> None:
+    from kcsim.protocol.codecs import request_class
+    h = StreamsHarness()
+    r = ready(h)
+    Txn = request_class(28)
+
+    def txn_commit(member: str, epoch: int) -> int:
+        answer = h.call(28, 4, Txn(
+            transactional_id="tx", group_id="app", producer_id=1, producer_epoch=0,
+            member_id=member, generation_id_or_member_epoch=epoch, topics=[
+                Txn.TxnOffsetCommitRequestTopic(name="words", partitions=[
+                    Txn.TxnOffsetCommitRequestPartition(partition_index=0,
+                                                        committed_offset=1)])]))
+        return int(answer.topics[0].partitions[0].error_code)
+
+    assert txn_commit("m1", r.member_epoch - 1) == E.STALE_MEMBER_EPOCH
+    assert txn_commit("stranger", r.member_epoch) == E.UNKNOWN_MEMBER_ID
+
+
+def test_describe_shows_the_internal_topics_partition_counts_once_they_exist() -> None:
+    h = StreamsHarness(create=False)
+    joined = h.join("m1")
+    assert [t.partitions for s in h.describe().topology.subtopologies
+            for t in s.repartition_source_topics] == [0]
+    for topic in h.asked:
+        h.topics.create(topic.name, topic.partitions)
+    h.beat("m1", joined.member_epoch, set())
+    subtopologies = h.describe().topology.subtopologies
+    assert [(t.name, t.partitions) for s in subtopologies
+            for t in s.repartition_source_topics + s.state_changelog_topics] == [
+        (REPARTITION, 4), (CHANGELOG, 4)]
