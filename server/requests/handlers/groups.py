@@ -38,19 +38,15 @@ if TYPE_CHECKING:
 
 CONSUMER_GROUP_HEARTBEAT = 68
 STREAMS_GROUP_HEARTBEAT = 88
-# What turns each group protocol on: Kafka answers its heartbeat UNSUPPORTED_VERSION below it.
-_NEEDS_FEATURE = {CONSUMER_GROUP_HEARTBEAT: "group.version",
-                  STREAMS_GROUP_HEARTBEAT: "streams.version"}
 
 
 def handle_group_request(broker: Broker, ctx: RequestContext, request: Any) -> Any:
-    feature = _NEEDS_FEATURE.get(ctx.api_key)
-    if feature is not None and broker.config.feature_levels.get(feature, 0) < 1:
+    if ctx.api_key == CONSUMER_GROUP_HEARTBEAT and not _consumer_groups_on(broker):
         return error_answer(ctx.api_key, ctx.api_version, request, ErrorCode.UNSUPPORTED_VERSION)
     groups = broker.groups
     assert groups is not None
     outcome = groups.handle(ctx.api_key, ctx.api_version, request, ctx, broker.now_ms)
-    if outcome.new_topics:
+    if outcome.new_topics:  # a streams group's internal topics, created before its records
         outcome.records[:0] = _create_topics(broker, outcome.new_topics)
     if outcome.failures:
         log_failures(outcome.failures, f"from client {ctx.client_id!r} at {ctx.client_host}")
@@ -65,6 +61,20 @@ def handle_group_request(broker: Broker, ctx: RequestContext, request: Any) -> A
     ctx.waiter = trio.Event()
     return Pending(_parked(broker, ctx), outcome.records, responses,
                    abandon=lambda: groups.cancel(ctx))
+
+
+def _consumer_groups_on(broker: Broker) -> bool:
+    """KIP-848 groups need group.version >= 1; pinned to 0 (`--feature group.version=0`),
+    ConsumerGroupHeartbeat answers UNSUPPORTED_VERSION, as Kafka's does."""
+    return broker.config.feature_levels.get("group.version", 0) >= 1
+
+
+def handle_streams_heartbeat(broker: Broker, ctx: RequestContext, request: Any) -> Any:
+    """KIP-1071 groups need streams.version >= 1 (`--feature streams.version=0` turns them
+    off: StreamsGroupHeartbeat answers UNSUPPORTED_VERSION, as Kafka's does)."""
+    if broker.config.feature_levels.get("streams.version", 0) < 1:
+        return error_answer(ctx.api_key, ctx.api_version, request, ErrorCode.UNSUPPORTED_VERSION)
+    return handle_group_request(broker, ctx, request)
 
 
 def _create_topics(broker: Broker, wanted: Sequence[NewTopic]) -> list[Record]:
@@ -101,5 +111,7 @@ async def _parked(broker: Broker, ctx: RequestContext) -> Any:
 TXN_OFFSET_COMMIT = 28  # checked against its transaction first (handlers/transactions.py)
 
 for _key, (_lo, _hi) in SUPPORTED_VERSIONS.items():
-    if _key != TXN_OFFSET_COMMIT:
+    if _key not in (TXN_OFFSET_COMMIT, STREAMS_GROUP_HEARTBEAT):
         serves(_key, _lo, _hi, group=True)(handle_group_request)
+serves(STREAMS_GROUP_HEARTBEAT, *SUPPORTED_VERSIONS[STREAMS_GROUP_HEARTBEAT],
+       group=True)(handle_streams_heartbeat)
