@@ -147,7 +147,7 @@ class GroupCoordinator:
             68: by_api_key(heartbeat.heartbeat),
             69: by_api_key(describe.describe),
             88: by_api_key(StreamsHeartbeatHandler(rt, self._streams).heartbeat),
-            89: by_api_key(StreamsDescribeHandler(rt).describe),
+            89: by_api_key(StreamsDescribeHandler(rt, self._streams).describe),
             1000: by_api_key(self._pauses.pause),
             1001: by_api_key(self._pauses.resume),
             1002: by_api_key(self._pauses.list_paused),

@@ -2,8 +2,8 @@
 
 Every other kind of group answers GROUP_ID_NOT_FOUND with Kafka's message "Group X is
 not a streams group." The topology is described as stored; members are described with
-their current and target tasks. kcsim keeps no task offsets or topology description
-(KIP-1331), so those are empty, as Kafka answers without them.
+their current and target tasks and the task offsets they last reported. kcsim keeps no
+topology description (KIP-1331), as Kafka without its plugin.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from kcsim.protocol.messages.streams_group import StreamsGroupDescribeResponse
 from ..shared.describing import describe_each
 from .heartbeat import not_streams_message
 from .internal_topics import configure
-from .model import EMPTY_TASKS, StreamsGroup, TaskTuple, in_task_order
+from .model import EMPTY_TASKS, StreamsGroup, StreamsMember, TaskTuple, in_task_order
 from .topology import InvalidTopology
 
 if TYPE_CHECKING:
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from ..shared.interface import RequestContext, TopicLookup
     from ..shared.runtime import GroupRuntime
+    from .groups import StreamsGroups
 
 R = StreamsGroupDescribeResponse
 DescribedGroup = R.DescribedGroup
@@ -58,6 +59,11 @@ def describe_topology(topology: StreamsGroupTopologyValue | None,
         for s in topology.subtopologies])
 
 
+def _offsets(by_task: dict[tuple[str, int], int]) -> list[R.TaskOffset]:
+    return [R.TaskOffset(subtopology_id=s, partition=p, offset=o)
+            for (s, p), o in sorted(by_task.items())]
+
+
 def describe_tasks(tasks: TaskTuple) -> R.Assignment:
     def ids(t: dict[str, frozenset[int]]) -> list[R.TaskIds]:
         return [R.TaskIds(subtopology_id=s, partitions=ps) for s, ps in in_task_order(t)]
@@ -67,8 +73,9 @@ def describe_tasks(tasks: TaskTuple) -> R.Assignment:
 
 
 class DescribeHandler:
-    def __init__(self, runtime: GroupRuntime) -> None:
+    def __init__(self, runtime: GroupRuntime, groups: StreamsGroups) -> None:
         self.rt = runtime
+        self.task_offsets = groups.task_offsets
 
     def describe(self, version: int, request: StreamsGroupDescribeRequest,
                  ctx: RequestContext) -> StreamsGroupDescribeResponse:
@@ -89,21 +96,22 @@ class DescribeHandler:
             group_epoch=group.group_epoch,
             assignment_epoch=group.assignment_epoch,
             topology=describe_topology(group.topology, self.rt.topics),
-            members=[
-                R.Member(
-                    member_id=m.member_id, member_epoch=m.member_epoch,
-                    instance_id=m.instance_id, rack_id=m.rack_id, client_id=m.client_id,
-                    client_host=m.client_host, topology_epoch=m.topology_epoch,
-                    process_id=m.process_id,
-                    user_endpoint=None if m.user_endpoint is None else R.Endpoint(
-                        host=m.user_endpoint[0], port=m.user_endpoint[1]),
-                    client_tags=[R.KeyValue(key=k, value=v) for k, v in m.client_tags],
-                    task_offsets=[], task_end_offsets=[],
-                    assignment=describe_tasks(m.assigned),
-                    target_assignment=describe_tasks(group.target.get(m.member_id, EMPTY_TASKS)),
-                    is_classic=False,
-                )
-                for m in group.members.values()
-            ],
+            members=[self._member(group, m) for m in group.members.values()],
             assignor_name=STICKY_ASSIGNOR if version >= 1 else None,
+        )
+
+    def _member(self, group: StreamsGroup, m: StreamsMember) -> R.Member:
+        offsets, end_offsets = self.task_offsets.of(group.group_id, m.member_id)
+        return R.Member(
+            member_id=m.member_id, member_epoch=m.member_epoch,
+            instance_id=m.instance_id, rack_id=m.rack_id, client_id=m.client_id,
+            client_host=m.client_host, topology_epoch=m.topology_epoch,
+            process_id=m.process_id,
+            user_endpoint=None if m.user_endpoint is None else R.Endpoint(
+                host=m.user_endpoint[0], port=m.user_endpoint[1]),
+            client_tags=[R.KeyValue(key=k, value=v) for k, v in m.client_tags],
+            task_offsets=_offsets(offsets), task_end_offsets=_offsets(end_offsets),
+            assignment=describe_tasks(m.assigned),
+            target_assignment=describe_tasks(group.target.get(m.member_id, EMPTY_TASKS)),
+            is_classic=False,
         )

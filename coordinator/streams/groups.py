@@ -22,6 +22,7 @@ from .records import (
     target_epoch_record,
     target_record,
 )
+from .task_offsets import TaskOffsets
 from .topology import InvalidTopology
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ class StreamsGroups:
         self.rt = runtime
         # Soft: each group's topology as last configured, against the topics' hash then.
         self._configured: dict[str, tuple[StreamsGroupTopologyValue, int, Configured]] = {}
+        self.task_offsets = TaskOffsets(runtime.journal)
 
     # -- epochs and targets ----------------------------------------------------
 
@@ -138,6 +140,7 @@ class StreamsGroups:
         rt = self.rt
         for record in member_tombstones(group.group_id, member_id):
             rt.write(record)
+        self.task_offsets.forget(group.group_id, member_id)
         view = view_of(group, group.members[member_id], None)
         epoch, _ = self.next_epoch(view, bump=True)
         if not view.members:

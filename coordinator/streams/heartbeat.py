@@ -51,6 +51,7 @@ from .rules import (
     OnTopology,
     kind_of,
 )
+from .task_offsets import parse as parse_offsets
 from .topology import InvalidTopology, compare, from_request, problem, regex_problem
 
 if TYPE_CHECKING:
@@ -196,6 +197,8 @@ class HeartbeatHandler:
         if member.state is MemberState.UNKNOWN and (owned is None or not owned.is_empty()):
             raise Refused(E.FENCED_MEMBER_EPOCH, "The streams group member is in a unknown "
                           "state. The member must abandon all its tasks and rejoin.")
+        offsets = parse_offsets(req.task_offsets)
+        end_offsets = parse_offsets(req.task_end_offsets)
         on_topology = OnTopology.KEEP
         if sent is not None:
             on_topology = ON_TOPOLOGY[compare(group.topology, sent)]
@@ -239,6 +242,9 @@ class HeartbeatHandler:
         self.ops.schedule_session(gid, member_id)
         if req.shutdown_application:
             self.ops.request_shutdown(group, member_id)
+        if replaced is not None:
+            self.ops.task_offsets.forget(gid, replaced.member_id)
+        self.ops.task_offsets.report(gid, member_id, offsets, end_offsets)
 
         response = Response(
             member_id=member_id, member_epoch=nxt.member_epoch,

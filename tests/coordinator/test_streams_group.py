@@ -434,3 +434,38 @@ def test_describe_shows_the_internal_topics_partition_counts_once_they_exist() -
     assert [(t.name, t.partitions) for s in subtopologies
             for t in s.repartition_source_topics + s.state_changelog_topics] == [
         (REPARTITION, 4), (CHANGELOG, 4)]
+
+
+def test_a_member_that_keeps_tasks_past_its_rebalance_timeout_is_fenced() -> None:
+    h = StreamsHarness()
+    r = ready(h, "m1")
+    second = h.join("m2")
+    revoking = h.beat("m1", r.member_epoch, ALL_TASKS)
+    assert len(tasks_of(revoking.active_tasks)) == 4  # asked to give up the other four
+    assert h.gc.streams_group("app").members["m1"].state.name == "UNREVOKED_TASKS"
+    h.advance(29_000)
+    h.beat("m1", r.member_epoch, ALL_TASKS)  # still holding them: its session goes on
+    h.beat("m2", second.member_epoch, set())
+    h.advance(2_000)  # the 30 s m1 had to revoke in have passed
+    assert [m.member_id for m in h.describe().members] == ["m2"]
+    assert h.beat("m1", r.member_epoch, ALL_TASKS).error_code == E.UNKNOWN_MEMBER_ID
+
+
+def test_reported_task_offsets_are_described_and_a_duplicate_is_refused() -> None:
+    h = StreamsHarness()
+    r = ready(h)
+    offset = T.TaskOffset
+    h.beat("m1", r.member_epoch, None, task_offsets=[offset(subtopology_id="1", partition=2,
+                                                            offset=40)],
+           task_end_offsets=[offset(subtopology_id="1", partition=2, offset=50)])
+    h.beat("m1", r.member_epoch, None, task_end_offsets=[
+        offset(subtopology_id="1", partition=2, offset=55)])  # offsets: unchanged
+    (member,) = h.describe().members
+    assert [(t.subtopology_id, t.partition, t.offset) for t in member.task_offsets] == [
+        ("1", 2, 40)]
+    assert [t.offset for t in member.task_end_offsets] == [55]
+    twice = h.beat("m1", r.member_epoch, None, task_offsets=[
+        offset(subtopology_id="1", partition=2, offset=1)] * 2)
+    assert (twice.error_code, twice.error_message) == (
+        E.INVALID_REQUEST, "Task offsets contain a duplicate entry for subtopology 1 and "
+        "partition 2.")
