@@ -180,6 +180,18 @@ NOTES: tuple[tuple[str, str], ...] = (
      "when its coordinator learns of a topic created after the group subscribed to it. "
      "kcsim bumps once. Clients only echo epochs, so the oracle compares epochs by order "
      "and equality, not by value."),
+    ("KIP-1071 streams groups: what kcsim does not do yet",
+     "kcsim's streams groups place active tasks with a sticky assignor and standby tasks "
+     "(`num.standby.replicas` of the coordinator's settings) on another process, but no "
+     "warm-up tasks; they have no `streams.*` group configs, no assignment interval (a "
+     "target is computed in the heartbeat that changes the group, never "
+     "`ASSIGNMENT_DELAYED`), no topology description (KIP-1331: "
+     "`topology_description_required` is false, as on a Kafka without its plugin) and no "
+     "interactive-query endpoint map (`partitions_by_user_endpoint` is null). Kafka "
+     "refuses source topic regexes, and so does kcsim. A streams group's internal topics "
+     "are created by the broker at the heartbeat that finds them missing (Kafka's "
+     "coordinator asks its controller; the member learns of them at its next heartbeat "
+     "on both)."),
     ("kafka-python 3.0.12 stalls after a metadata-triggered rejoin: a client bug",
      "Create a topic with CreateTopics, subscribe one kafka-python 3.0.12 consumer and "
      "poll with short time-outs: now and then (3 of 28 runs against Kafka 4.4.0, 2 of "
