@@ -9,11 +9,18 @@ targets a call changed; it is for reading, never for the fold.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..shared.timers import TimerKey, streams_rebalance_key, streams_session_key
 from .assignor import MemberSpec, assign
-from .internal_topics import Configured, configure, metadata_hash
+from .internal_topics import (
+    Configured,
+    TopicsState,
+    configure,
+    metadata_hash,
+    required_topics,
+    topics_state,
+)
 from .model import EMPTY_TASKS, MemberState, StreamsGroup, StreamsMember, TaskTuple
 from .records import (
     current_record,
@@ -34,6 +41,16 @@ if TYPE_CHECKING:
 
     # A topology as configured (None: the group has none) and the hash of its topics.
     Known = tuple[Configured | None, int]
+
+
+class _Cached(NamedTuple):
+    """A group's topology as last configured, against the state of its topics then."""
+
+    topology: StreamsGroupTopologyValue
+    names: tuple[str, ...]
+    state: TopicsState
+    hash: int
+    configured: Configured
 
 
 def view_of(group: StreamsGroup, old: StreamsMember | None,
@@ -60,7 +77,7 @@ class StreamsGroups:
     def __init__(self, runtime: GroupRuntime) -> None:
         self.rt = runtime
         # Soft: each group's topology as last configured, against the topics' hash then.
-        self._configured: dict[str, tuple[StreamsGroupTopologyValue, int, Configured]] = {}
+        self._configured: dict[str, _Cached] = {}
         self.task_offsets = TaskOffsets(runtime.journal)
 
     # -- epochs and targets ----------------------------------------------------
@@ -68,22 +85,26 @@ class StreamsGroups:
     def configured(self, group_id: str, topology: StreamsGroupTopologyValue | None,
                    strict: bool = False) -> Known:
         """The topology against the topics there are, and the hash of those topics (kept
-        while neither changes). An invalid topology raises InvalidTopology if `strict`
-        (a joining member's, refused), else it is simply not ready (a timer's view)."""
+        while neither changes: a steady heartbeat only looks its topics up). An invalid
+        topology raises InvalidTopology if `strict` (a joining member's, refused), else it
+        is simply not ready (a timer's view)."""
         if topology is None:
             return None, 0
         rt = self.rt
-        new_hash = metadata_hash(topology, rt.topics)
         cached = self._configured.get(group_id)
-        if cached is not None and cached[0] is topology and cached[1] == new_hash:
-            return cached[2], new_hash
+        names = cached.names if cached is not None and cached.topology is topology else (
+            required_topics(topology))
+        state = topics_state(names, rt.topics)
+        if cached is not None and cached.topology is topology and cached.state == state:
+            return cached.configured, cached.hash
         try:
             configured = configure(topology, rt.topics)
         except InvalidTopology:
             if strict:
                 raise
             configured = Configured(None)
-        self._configured[group_id] = (topology, new_hash, configured)
+        new_hash = metadata_hash(names, state)
+        self._configured[group_id] = _Cached(topology, names, state, new_hash, configured)
         return configured, new_hash
 
     def next_epoch(self, view: StreamsGroup, bump: bool, known: Known | None = None

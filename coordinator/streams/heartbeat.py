@@ -55,7 +55,7 @@ from .task_offsets import parse as parse_offsets
 from .topology import InvalidTopology, compare, from_request, problem, regex_problem
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from kcsim.coordinator.records import StreamsGroupTopologyValue
     from kcsim.protocol.messages.streams_group import StreamsGroupHeartbeatRequest
@@ -206,6 +206,8 @@ class HeartbeatHandler:
                 raise Refused(E.INVALID_REQUEST, TOPOLOGY_UPDATE_REFUSED)
         known = self.ops.configured(gid, sent if on_topology is OnTopology.STORE
                                     else group.topology, strict=True)
+        if known[0] is not None and known[0].task_counts is not None:
+            _check_tasks(known[0].task_counts, req)
         inherited = EMPTY_TASKS if replaced is None else group.target.get(replaced.member_id,
                                                                            EMPTY_TASKS)
 
@@ -362,6 +364,22 @@ def _updated(member: StreamsMember, req: StreamsGroupHeartbeatRequest,
     updated.client_id = ctx.client_id
     updated.client_host = kafka_client_host(ctx.client_host)
     return updated
+
+
+def _check_tasks(task_counts: Mapping[str, int], req: StreamsGroupHeartbeatRequest) -> None:
+    """Kafka's throwIfRequestContainsInvalidTasks: once the topology is ready, every task a
+    member reports must be one of its tasks."""
+    for ids in (req.active_tasks, req.standby_tasks, req.warmup_tasks):
+        for t in ids or ():
+            count = task_counts.get(t.subtopology_id)
+            if count is None:
+                raise Refused(E.INVALID_REQUEST,
+                              f"Subtopology {t.subtopology_id} does not exist in the topology.")
+            for p in t.partitions:
+                if not 0 <= p < count:
+                    raise Refused(E.INVALID_REQUEST, f"Task {p} for subtopology "
+                                  f"{t.subtopology_id} is invalid. Number of tasks for this "
+                                  f"subtopology: {count}")
 
 
 def _set_tasks(response: Response, tasks: TaskTuple) -> None:

@@ -31,6 +31,7 @@ from ..shared.interface import NewTopic
 from .topology import InvalidTopology, copartition_groups
 
 if TYPE_CHECKING:
+    import uuid
     from collections.abc import Callable
 
     from kcsim.coordinator.records import StreamsGroupTopologyValue, StreamsTopicInfo
@@ -202,19 +203,29 @@ def _missing(topology: StreamsGroupTopologyValue, decided: dict[str, int],
     return tuple(missing)
 
 
-def metadata_hash(topology: StreamsGroupTopologyValue | None, topics: TopicLookup) -> int:
-    """A stable 63-bit hash of the ids and partition counts of every topic the topology
-    names that exists (0: none): a change means the topology is configured again."""
-    if topology is None:
-        return 0
+TopicsState = tuple[tuple["uuid.UUID | None", "int | None"], ...]
+
+
+def required_topics(topology: StreamsGroupTopologyValue) -> tuple[str, ...]:
+    """Every topic the topology names (sources, repartition and changelog topics), sorted."""
     names = {t for s in topology.subtopologies for t in s.source_topics}
     for s in topology.subtopologies:
         names.update(t.name for t in s.repartition_source_topics)
         names.update(t.name for t in s.state_changelog_topics)
+    return tuple(sorted(names))
+
+
+def topics_state(names: tuple[str, ...], topics: TopicLookup) -> TopicsState:
+    """Each named topic's id and partition count (None: it does not exist)."""
+    return tuple((topics.topic_id(n), topics.partition_count(n)) for n in names)
+
+
+def metadata_hash(names: tuple[str, ...], state: TopicsState) -> int:
+    """A stable 63-bit hash of the ids and partition counts of the named topics that exist
+    (0: none does): a change means the topology is configured again."""
     h = hashlib.blake2b(digest_size=8)
     found = False
-    for name in sorted(names):
-        topic_id, partitions = topics.topic_id(name), topics.partition_count(name)
+    for name, (topic_id, partitions) in zip(names, state):
         if topic_id is not None and partitions is not None:
             found = True
             h.update(b"%s\0%s%d;" % (name.encode(), topic_id.bytes, partitions))

@@ -469,3 +469,14 @@ def test_reported_task_offsets_are_described_and_a_duplicate_is_refused() -> Non
     assert (twice.error_code, twice.error_message) == (
         E.INVALID_REQUEST, "Task offsets contain a duplicate entry for subtopology 1 and "
         "partition 2.")
+
+
+@pytest.mark.parametrize(("owned", "message"), [
+    ({("9", 0)}, "Subtopology 9 does not exist in the topology."),
+    ({("0", 4)}, "Task 4 for subtopology 0 is invalid. Number of tasks for this subtopology: 4"),
+])
+def test_a_task_the_topology_does_not_have_is_refused(owned: set, message: str) -> None:
+    h = StreamsHarness()
+    r = ready(h)
+    wrong = h.beat("m1", r.member_epoch, owned)
+    assert (wrong.error_code, wrong.error_message) == (E.INVALID_REQUEST, message)
