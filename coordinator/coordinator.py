@@ -58,6 +58,7 @@ from .shared.timers import (
     RETENTION,
     RETENTION_KEY,
     SESSION,
+    STREAMS_INITIAL_DELAY,
     STREAMS_REBALANCE,
     STREAMS_SESSION,
     SYNC,
@@ -161,6 +162,7 @@ class GroupCoordinator:
             REBALANCE: self._consumer.on_revocation_expired,
             STREAMS_SESSION: self._streams.on_session_expired,
             STREAMS_REBALANCE: self._streams.on_revocation_expired,
+            STREAMS_INITIAL_DELAY: self._streams.on_initial_delay_over,
             RETENTION: self._expire_offsets,
         }
         # What starts the timers of a group read back from the log, for each kind of group.

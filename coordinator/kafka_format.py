@@ -61,6 +61,7 @@ from .records import (
     StreamsTopicInfo,
     TopicPartitions,
 )
+from .shared.java import java_string_hash
 
 if TYPE_CHECKING:
     from kcsim.storage.records import Record
@@ -90,15 +91,6 @@ PAUSED_RECORD_TYPE = 1249  # kcsim's choice for KIP-1249's record: the KIP's num
 
 _SHORT = struct.Struct(">h")
 _ZERO_ID = uuid.UUID(int=0)
-
-
-def java_string_hash(text: str) -> int:
-    """Java's `String.hashCode`: over UTF-16 code units, in 32-bit two's complement."""
-    h = 0
-    units = text.encode("utf-16-be")
-    for i in range(0, len(units), 2):
-        h = (31 * h + ((units[i] << 8) | units[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
 
 
 def partition_for(group_id: str, partitions: int) -> int:

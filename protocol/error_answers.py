@@ -381,11 +381,6 @@ def _streams_group_describe(
                      for g in request.group_ids])
 
 
-def _streams_group_heartbeat(version: int, request: object,
-                             error: int) -> StreamsGroupHeartbeatResponse:
-    return StreamsGroupHeartbeatResponse(error_code=error, status=None)
-
-
 def _pause(version: int, request: object, error: int) -> PausePartitionsResponse:
     return PausePartitionsResponse(error_code=error, responses=[])
 
@@ -489,7 +484,7 @@ ERROR_ANSWERS: dict[int, Builder] = {
     66: _entry(_list_transactions),
     68: _top_level(ConsumerGroupHeartbeatResponse),
     69: _entry(_consumer_group_describe),
-    88: _entry(_streams_group_heartbeat),
+    88: _top_level(StreamsGroupHeartbeatResponse),
     89: _entry(_streams_group_describe),
     1000: _entry(_pause),
     1001: _entry(_resume),

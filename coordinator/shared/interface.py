@@ -166,11 +166,11 @@ class GroupConfig:
     streams_group_session_timeout_ms: int = 45000
     streams_group_heartbeat_interval_ms: int = 5000
     streams_group_max_size: int = 2**31 - 1
+    # A new streams group's first assignment waits this long for more members (Kafka 4.2+).
+    streams_group_initial_rebalance_delay_ms: int = 3000
+    # A streams group's target is computed at most once per interval (Kafka 4.3+, KIP-1263).
+    streams_group_assignment_interval_ms: int = 1000
     streams_group_num_standby_replicas: int = 0
-    # What a streams heartbeat answer tells the client (Kafka's acceptable.recovery.lag
-    # and task offset interval).
-    streams_acceptable_recovery_lag: int = 10000
-    streams_task_offset_interval_ms: int = 60000
 
 
 class TopicLookup(Protocol):

@@ -22,6 +22,7 @@ REBALANCE = "cg-rebalance"
 # KIP-1071 streams groups: a member's session, its time to revoke tasks.
 STREAMS_SESSION = "sg-session"
 STREAMS_REBALANCE = "sg-rebalance"
+STREAMS_INITIAL_DELAY = "sg-initial-delay"  # a new group's first assignment waits
 # Offsets retention (KIP-211): one timer for the whole coordinator.
 RETENTION = "retention"
 
@@ -61,6 +62,10 @@ def streams_session_key(group_id: str, member_id: str) -> TimerKey:
 
 def streams_rebalance_key(group_id: str, member_id: str) -> TimerKey:
     return TimerKey(STREAMS_REBALANCE, group_id, member_id)
+
+
+def streams_initial_delay_key(group_id: str) -> TimerKey:
+    return TimerKey(STREAMS_INITIAL_DELAY, group_id)
 
 
 RETENTION_KEY = TimerKey(RETENTION)

@@ -21,7 +21,11 @@ from kcsim.coordinator.records import (
     StreamsTaskIds,
 )
 
-from ..shared.timers import streams_rebalance_key, streams_session_key
+from ..shared.timers import (
+    streams_initial_delay_key,
+    streams_rebalance_key,
+    streams_session_key,
+)
 from .model import EMPTY_TASKS, MemberState, StreamsGroup, StreamsMember, TaskTuple
 from .records import from_task_ids
 
@@ -61,6 +65,7 @@ class StreamsFold:
         gone = self.rt.streams_groups.pop(group_id, None)
         for member_id in () if gone is None else gone.members:
             self._cancel_timers(group_id, member_id)
+        self.rt.deadlines.cancel(streams_initial_delay_key(group_id))
 
     def topology(self, record: Record) -> None:
         group = self._group(record.key.group, record.value is not None)

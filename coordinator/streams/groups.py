@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..shared.timers import TimerKey, streams_rebalance_key, streams_session_key
+from ..shared.timers import (
+    TimerKey,
+    streams_initial_delay_key,
+    streams_rebalance_key,
+    streams_session_key,
+)
 from .assignor import MemberSpec, assign
 from .internal_topics import (
     Configured,
@@ -144,6 +149,34 @@ class StreamsGroups:
                 targets[member_id] = wanted
         rt.write(target_epoch_record(view.group_id, epoch, rt.now))
         return epoch, targets
+
+    def assignment_delayed(self, view: StreamsGroup, first_member: bool) -> bool:
+        """Whether the initial rebalance delay holds the group's first target back (Kafka
+        4.2+): the first member of an empty group starts it (when it is not 0); until it
+        ends, members are given nothing, at target epoch 1."""
+        rt = self.rt
+        key = streams_initial_delay_key(view.group_id)
+        delay = rt.config.streams_group_initial_rebalance_delay_ms
+        if first_member and delay > 0 and key not in rt.deadlines:
+            rt.deadlines.schedule(key, rt.now + delay)
+        return key in rt.deadlines
+
+    def assignment_due(self, group: StreamsGroup) -> bool:
+        """Whether a new target may be computed now (KIP-1263): none was yet, there is no
+        interval, or it has passed since the last one (a last one stamped after now means
+        the clock went back over a restart: it does not hold the group back)."""
+        last, now = group.assignment_timestamp, self.rt.now
+        interval = self.rt.config.streams_group_assignment_interval_ms
+        return last == 0 or now < last or now >= last + interval
+
+    def on_initial_delay_over(self, key: TimerKey, _: object) -> None:
+        """The delay ended: the target for every member that joined meanwhile, at a new
+        epoch (members answered during the delay are at epoch 1 with nothing, so a target
+        at an epoch they hold would never reach them)."""
+        group = self.rt.streams_groups.get(key.group_id)
+        if group is not None and group.members and group.group_epoch > group.assignment_epoch:
+            epoch, configured = self.next_epoch(group, bump=True)
+            self.targets(group, epoch, configured)
 
     # -- members ----------------------------------------------------------------
 

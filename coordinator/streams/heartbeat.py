@@ -71,8 +71,16 @@ ResponseTaskIds = Response.TaskIds
 ResponseStatus = Response.Status
 
 
+# What every answer tells the client: Kafka's defaults of a streams group's
+# acceptable.recovery.lag and task offset interval (kcsim places no warm-up tasks).
+ACCEPTABLE_RECOVERY_LAG = 10000
+TASK_OFFSET_INTERVAL_MS = 60000
+INITIAL_DELAY_DETAIL = "Assignment delayed due to the configured initial rebalance delay."
+INTERVAL_DETAIL = "Assignment delayed due to the configured assignment interval."
+
+
 def error_response(code: int, message: str | None = None) -> Response:
-    return Response(error_code=code, error_message=message, status=None)
+    return Response(error_code=code, error_message=message)
 
 
 def response_tasks(tasks: Tasks) -> list[ResponseTaskIds]:
@@ -82,9 +90,10 @@ def response_tasks(tasks: Tasks) -> list[ResponseTaskIds]:
 # How each condition of `rules.CARRIES` reads a request.
 _MEETS: dict[Field, Callable[[StreamsGroupHeartbeatRequest], bool]] = {
     Field.REBALANCE_TIMEOUT: lambda r: r.rebalance_timeout_ms != -1,
-    Field.NO_ACTIVE_TASKS: lambda r: not r.active_tasks,
-    Field.NO_STANDBY_TASKS: lambda r: not r.standby_tasks,
-    Field.NO_WARMUP_TASKS: lambda r: not r.warmup_tasks,
+    # Kafka 4.4 wants them empty, and given: a null list fails too.
+    Field.NO_ACTIVE_TASKS: lambda r: r.active_tasks == [],
+    Field.NO_STANDBY_TASKS: lambda r: r.standby_tasks == [],
+    Field.NO_WARMUP_TASKS: lambda r: r.warmup_tasks == [],
     Field.TOPOLOGY: lambda r: r.topology is not None,
     Field.INSTANCE_ID: lambda r: r.instance_id is not None,
     Field.NO_TOPOLOGY: lambda r: r.topology is None,
@@ -163,7 +172,7 @@ class HeartbeatHandler:
                 self.rt.write(current_record(group.group_id, leaving))
             else:
                 self.ops.fence(group, member_id)
-        return Response(member_id=member_id, member_epoch=epoch, status=None)
+        return Response(member_id=member_id, member_epoch=epoch)
 
     @staticmethod
     def _static_owner(group: StreamsGroup, member_id: str, instance_id: str) -> StreamsMember:
@@ -234,7 +243,19 @@ class HeartbeatHandler:
                 rt.write(member_record(gid, updated))
                 view = view_of(view, group.members.get(member_id), updated)
         epoch, configured = self.ops.next_epoch(view, bump, known)
-        target_epoch, targets = self.ops.targets(view, epoch, configured)
+        delayed = None
+        if epoch > view.assignment_epoch:
+            if self.ops.assignment_delayed(view, first_member=not group.members):
+                delayed = INITIAL_DELAY_DETAIL
+            elif not self.ops.assignment_due(view):
+                delayed = INTERVAL_DETAIL
+        targets: Mapping[str, TaskTuple]
+        if delayed is INITIAL_DELAY_DETAIL:
+            target_epoch, targets = max(1, view.assignment_epoch), {}
+        elif delayed is INTERVAL_DETAIL:
+            target_epoch, targets = view.assignment_epoch, view.target
+        else:
+            target_epoch, targets = self.ops.targets(view, epoch, configured)
         owner: Owner = view.owner
         if replaced is not None:
             owner = _renamed_owner(view, replaced.member_id, member_id)
@@ -251,11 +272,8 @@ class HeartbeatHandler:
         response = Response(
             member_id=member_id, member_epoch=nxt.member_epoch,
             heartbeat_interval_ms=rt.config.streams_group_heartbeat_interval_ms,
-            acceptable_recovery_lag_legacy=min(rt.config.streams_acceptable_recovery_lag,
-                                               2**31 - 1),
-            acceptable_recovery_lag=rt.config.streams_acceptable_recovery_lag,
-            task_offset_interval_ms=rt.config.streams_task_offset_interval_ms,
-            status=None,
+            acceptable_recovery_lag=ACCEPTABLE_RECOVERY_LAG,
+            task_offset_interval_ms=TASK_OFFSET_INTERVAL_MS,
         )
         if joining or nxt.assigned != member.assigned:
             _set_tasks(response, nxt.assigned)
@@ -266,6 +284,9 @@ class HeartbeatHandler:
                 status_code=Status.STALE_TOPOLOGY,
                 status_detail=f"The member's topology epoch {nxt.topology_epoch} is behind the "
                               f"group's topology epoch {topology.epoch}."))
+        if delayed is not None:
+            statuses.append(ResponseStatus(status_code=Status.ASSIGNMENT_DELAYED,
+                                           status_detail=delayed))
         if configured is not None and configured.status is not None:
             code, detail = configured.status
             statuses.append(ResponseStatus(status_code=code, status_detail=detail))

@@ -28,6 +28,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING
 
 from ..shared.interface import NewTopic
+from ..shared.java import hash_map_order
 from .topology import InvalidTopology, copartition_groups
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def _configure(topology: StreamsGroupTopologyValue, topics: TopicLookup) -> Conf
                               if existing(t) is None})
     if missing_sources:
         raise _NotConfigured(Status.MISSING_SOURCE_TOPICS,
-                             f"Source topics {', '.join(missing_sources)} are missing.")
+                             f"Source topics {summarize(missing_sources)} are missing.")
     decided: dict[str, int] = {}
 
     def count(name: str) -> int | None:
@@ -99,6 +100,10 @@ def _configure(topology: StreamsGroupTopologyValue, topics: TopicLookup) -> Conf
         return found if found is not None else decided.get(name)
 
     repartition = {t.name: t for s in topology.subtopologies for t in s.repartition_source_topics}
+    written = {t for s in topology.subtopologies for t in s.repartition_sink_topics}
+    if any(not info.partitions and name not in written for name, info in repartition.items()):
+        raise InvalidTopology("Failed to compute number of partitions for all repartition topics, "
+                              "because a repartition source topic is never used as a sink topic.")
     for name, info in repartition.items():
         if info.partitions:
             decided[name] = info.partitions
@@ -119,7 +124,7 @@ def _configure(topology: StreamsGroupTopologyValue, topics: TopicLookup) -> Conf
             decided[info.name] = task_counts[sub.subtopology_id]
     missing = _missing(topology, decided, topics)
     if missing:
-        names = ", ".join(sorted(t.name for t in missing))
+        names = summarize(hash_map_order(t.name for t in missing))
         return Configured(None, (Status.MISSING_INTERNAL_TOPICS,
                                  f"Internal topics are missing: {names}"), missing)
     return Configured(task_counts, internal_counts=decided)
@@ -147,6 +152,12 @@ def _derive_repartition_counts(topology: StreamsGroupTopologyValue,
                 "Failed to compute number of partitions for all repartition topics, make sure "
                 "all user input topics are created and all Pattern subscriptions match at "
                 "least one topic in the cluster")
+
+
+def summarize(names: list[str]) -> str:
+    """Kafka's summarizeTopics: the first three names, and how many more there are."""
+    more = len(names) - 3
+    return ", ".join(names[:3]) + (f" and {more} additional topics" if more > 0 else "")
 
 
 def _java_map(counts: dict[str, int]) -> str:
@@ -191,7 +202,7 @@ def _missing(topology: StreamsGroupTopologyValue, decided: dict[str, int],
             configs = dict([COMPACT, *info.topic_configs])
             wanted[info.name] = NewTopic(info.name, decided[info.name], configs)
     missing = []
-    for name in sorted(wanted):
+    for name in wanted:  # Kafka's order: by subtopology, repartition topics first
         found = topics.partition_count(name)
         if found is None:
             missing.append(wanted[name])

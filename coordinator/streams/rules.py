@@ -45,6 +45,7 @@ class Field(Enum):
     __hash__ = object.__hash__
 
     REBALANCE_TIMEOUT = "RebalanceTimeoutMs must be provided in first request."
+    # Given, and empty (Kafka 4.4 refuses a null list with the same message).
     NO_ACTIVE_TASKS = "ActiveTasks must be empty when (re-)joining."
     NO_STANDBY_TASKS = "StandbyTasks must be empty when (re-)joining."
     NO_WARMUP_TASKS = "WarmupTasks must be empty when (re-)joining."

@@ -77,7 +77,7 @@ def problem(topology: StreamsGroupTopologyValue) -> str | None:
                 return (f"Changelog topic {info.name} must have an undefined partition count, "
                         f"but it is set to {info.partitions}.")
         if not s.source_topics and not s.repartition_source_topics:
-            return f"Subtopology {s.subtopology_id} does not contain any source topics."
+            return f"No source topics found for subtopology {s.subtopology_id}"
         for info in s.repartition_source_topics:
             if info.partitions < 0:
                 return f"Repartition topic {info.name} has a negative partition count."

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from kcsim.protocol.codecs import request_class
-from tests.coordinator.consumer_harness import Harness
+from tests.coordinator.consumer_harness import Harness, config
 
 StreamsHeartbeat = request_class(88)
 StreamsDescribe = request_class(89)
@@ -41,12 +41,20 @@ def task_ids(tasks: set[tuple[str, int]]) -> list[Any]:
     return [T.TaskIds(subtopology_id=s, partitions=ps) for s, ps in by_sub.items()]
 
 
+def streams_config(**overrides: Any) -> Any:
+    return config(**{"streams_group_initial_rebalance_delay_ms": 0,
+                     "streams_group_assignment_interval_ms": 0, **overrides})
+
+
 class StreamsHarness(Harness):
     """The coordinator harness, whose broker creates the topics the coordinator asks for."""
 
     def __init__(self, topics: dict[str, int] | None = None, create: bool = True,
-                 **kwargs: Any) -> None:
-        super().__init__(topics=topics if topics is not None else {"words": 4}, **kwargs)
+                 cfg: Any = None, **kwargs: Any) -> None:
+        # No initial rebalance delay or assignment interval unless a test asks: heartbeats
+        # step the protocol.
+        super().__init__(cfg=cfg or streams_config(),
+                         topics=topics if topics is not None else {"words": 4}, **kwargs)
         self.create = create
         self.asked: list[Any] = []
 

@@ -25,7 +25,6 @@ from tests.coordinator.consumer_harness import (
     ListGroupsRequest,
     OffsetCommitRequest,
     OffsetFetchRequest,
-    config,
 )
 from tests.coordinator.state_dump import dump
 from tests.coordinator.streams_harness import (
@@ -33,6 +32,7 @@ from tests.coordinator.streams_harness import (
     REPARTITION,
     StreamsHarness,
     T,
+    streams_config,
     tasks_of,
     word_count,
 )
@@ -86,7 +86,7 @@ def test_the_first_member_stores_the_topology_and_waits_for_internal_topics() ->
                                         "message.timestamp.type": "CreateTime"}
     assert h.describe().group_state == "NotReady"
     r = h.beat("m1", r.member_epoch, set())
-    assert r.status is None and tasks_of(r.active_tasks) == ALL_TASKS
+    assert r.status == [] and tasks_of(r.active_tasks) == ALL_TASKS
     assert h.describe().group_state == "Stable"
 
 
@@ -144,9 +144,10 @@ def test_copartitioned_source_topics_of_different_sizes_are_incorrectly_partitio
     (T.Topology(epoch=1, subtopologies=[T.Subtopology(
         subtopology_id="0", repartition_source_topics=[T.TopicInfo(name="nobody-writes")])]),
      E.STREAMS_INVALID_TOPOLOGY,
-     "Failed to compute number of partitions for all repartition topics, make sure all user "
-     "input topics are created and all Pattern subscriptions match at least one topic in the "
-     "cluster"),
+     "Failed to compute number of partitions for all repartition topics, because a "
+     "repartition source topic is never used as a sink topic."),
+    (T.Topology(epoch=1, subtopologies=[T.Subtopology(subtopology_id="0")]),
+     E.STREAMS_INVALID_TOPOLOGY, "No source topics found for subtopology 0"),
 ])
 def test_a_bad_topology_gets_kafkas_error_and_writes_nothing(topology: Any, error: int,
                                                             message: str) -> None:
@@ -168,6 +169,8 @@ def _breaking(field: Field, kind: Kind) -> dict[str, Any]:
                                   "rebalance_timeout_ms": 30000 if kind is Kind.JOIN else -1,
                                   "topology": word_count() if kind is Kind.JOIN else None,
                                   "instance_id": "i" if kind is Kind.LEAVE_STATIC else None}
+    if kind is Kind.JOIN:
+        fields.update(active_tasks=[], standby_tasks=[], warmup_tasks=[])
     broken = {Field.REBALANCE_TIMEOUT: {"rebalance_timeout_ms": -1},
               Field.NO_ACTIVE_TASKS: {"active_tasks": [T.TaskIds(subtopology_id="0",
                                                                  partitions=[0])],
@@ -194,6 +197,10 @@ def test_each_condition_of_the_heartbeat_table_is_refused_with_kafkas_message(
 
 
 def test_every_member_epoch_falls_in_one_kind() -> None:
+    null = StreamsHarness().call(88, 1, T(group_id="app", member_id="m", member_epoch=0,
+                                          rebalance_timeout_ms=1, topology=word_count()))
+    assert (null.error_code, null.error_message) == (
+        E.INVALID_REQUEST, "ActiveTasks must be empty when (re-)joining.")
     assert [kind_of(e) for e in (-3, -2, -1, 0, 1, 7)] == [
         Kind.INVALID, Kind.LEAVE_STATIC, Kind.LEAVE, Kind.JOIN, Kind.HEARTBEAT, Kind.HEARTBEAT]
     r = StreamsHarness().call(88, 1, T(group_id="app", member_id="m", member_epoch=-3))
@@ -265,7 +272,7 @@ def test_a_member_with_a_wrong_epoch_is_fenced() -> None:
 
 
 def test_a_silent_member_is_fenced_when_its_session_expires_and_its_tasks_move() -> None:
-    h = StreamsHarness(cfg=config(streams_group_session_timeout_ms=10_000))
+    h = StreamsHarness(cfg=streams_config(streams_group_session_timeout_ms=10_000))
     ready(h)
     r2 = h.join("m2")
     members = {"m1": 2, "m2": r2.member_epoch}
@@ -480,3 +487,33 @@ def test_a_task_the_topology_does_not_have_is_refused(owned: set, message: str) 
     r = ready(h)
     wrong = h.beat("m1", r.member_epoch, owned)
     assert (wrong.error_code, wrong.error_message) == (E.INVALID_REQUEST, message)
+
+
+def test_a_new_groups_first_assignment_waits_for_the_initial_rebalance_delay() -> None:
+    h = StreamsHarness(cfg=streams_config(streams_group_initial_rebalance_delay_ms=3000))
+    first = h.join("m1")
+    assert statuses(first)[Status.ASSIGNMENT_DELAYED] == (
+        "Assignment delayed due to the configured initial rebalance delay.")
+    assert (first.member_epoch, tasks_of(first.active_tasks)) == (1, set())
+    h.advance(1000)
+    second = h.join("m2")
+    assert Status.ASSIGNMENT_DELAYED in statuses(second)
+    assert h.describe().group_state == "Assigning"
+    h.advance(2000)  # the delay is over: one target for both members
+    owned = settle(h, {"m1": first.member_epoch, "m2": second.member_epoch})
+    assert owned["m1"] | owned["m2"] == ALL_TASKS and len(owned["m1"]) == 4
+    assert h.describe().group_state == "Stable"
+
+
+def test_a_new_target_waits_for_the_assignment_interval() -> None:
+    h = StreamsHarness(cfg=streams_config(streams_group_assignment_interval_ms=1000))
+    r = ready(h)
+    h.advance(100)
+    second = h.join("m2")  # within the interval of the first target: nothing for it yet
+    assert statuses(second)[Status.ASSIGNMENT_DELAYED] == (
+        "Assignment delayed due to the configured assignment interval.")
+    assert tasks_of(second.active_tasks) == set()
+    assert h.describe().group_state == "Assigning"
+    h.advance(1000)
+    owned = settle(h, {"m1": r.member_epoch, "m2": second.member_epoch})
+    assert owned["m1"] | owned["m2"] == ALL_TASKS and len(owned["m2"]) == 4

@@ -16,9 +16,15 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from kcsim.protocol.errors import ErrorCode
-from tests.coordinator.consumer_harness import config
 from tests.coordinator.state_dump import dump
-from tests.coordinator.streams_harness import StreamsHarness, T, task_ids, tasks_of, word_count
+from tests.coordinator.streams_harness import (
+    StreamsHarness,
+    T,
+    streams_config,
+    task_ids,
+    tasks_of,
+    word_count,
+)
 
 ALL_TASKS = {(s, p) for s in ("0", "1") for p in range(4)}
 
@@ -61,7 +67,7 @@ class Client:
 class StreamsGroupMachine(RuleBasedStateMachine):
     @initialize()
     def start(self) -> None:
-        self.h = StreamsHarness(cfg=config(streams_group_session_timeout_ms=10_000))
+        self.h = StreamsHarness(cfg=streams_config(streams_group_session_timeout_ms=10_000))
         self.clients: list[Client] = []
         self.count = 0
 

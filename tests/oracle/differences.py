@@ -62,6 +62,19 @@ def _value(expected: object, actual: object) -> bool:
 
 ALLOWED: tuple[Allowed, ...] = (
     Allowed(
+        "streams-topology-crash", "StreamsGroupHeartbeat", "error_code", BY_DESIGN,
+        "A joining member's topology with two subtopologies of one id, a copartition group "
+        "naming a topic its subtopology does not read, or a repartition topic of a negative "
+        "partition count: Kafka 4.4's coordinator fails on it with an unexpected exception "
+        "(UNKNOWN_SERVER_ERROR); kcsim refuses it as an invalid topology "
+        "(STREAMS_INVALID_TOPOLOGY), as Kafka refuses the topologies it checks.",
+        scenario="sg_errors", kcsim=130, kafka=-1),
+    Allowed(
+        "streams-topology-crash-message", "StreamsGroupHeartbeat", "error_message", BY_DESIGN,
+        "The same topologies (see streams-topology-crash): Kafka's unexpected exception "
+        "carries no message; kcsim says what is wrong with the topology.",
+        scenario="sg_errors", kcsim="<text>", kafka=None),
+    Allowed(
         "extension-apis", "ApiVersions", "api_keys[100?]", KAFKA_ONLY,
         "kcsim's KIP-1249 extension APIs (PausePartitions, ResumePartitions, "
         "ListPausedPartitions; keys 1000-1002 by default, `--no-extensions` turns them off) "
@@ -182,16 +195,18 @@ NOTES: tuple[tuple[str, str], ...] = (
      "and equality, not by value."),
     ("KIP-1071 streams groups: what kcsim does not do yet",
      "kcsim's streams groups place active tasks with a sticky assignor and standby tasks "
-     "(`num.standby.replicas` of the coordinator's settings) on another process, but no "
-     "warm-up tasks; they have no `streams.*` group configs, no assignment interval (a "
-     "target is computed in the heartbeat that changes the group, never "
-     "`ASSIGNMENT_DELAYED`), no topology description (KIP-1331: "
-     "`topology_description_required` is false, as on a Kafka without its plugin) and no "
-     "interactive-query endpoint map (`partitions_by_user_endpoint` is null). Kafka "
-     "refuses source topic regexes, and so does kcsim. A streams group's internal topics "
-     "are created by the broker at the heartbeat that finds them missing (Kafka's "
-     "coordinator asks its controller; the member learns of them at its next heartbeat "
-     "on both)."),
+     "(`--streams-group-num-standby-replicas`) on another process, but no warm-up tasks; "
+     "they have no `streams.*` group configs (the broker's settings rule every group), no "
+     "topology description (KIP-1331: `topology_description_required` is false, as on a "
+     "Kafka without its plugin) and no interactive-query endpoint map "
+     "(`partitions_by_user_endpoint` is null). As Kafka 4.4, a new group's first target "
+     "waits `--streams-group-initial-rebalance-delay-ms` (3 s) and later ones "
+     "`--streams-group-assignment-interval-ms` (1 s), answered `ASSIGNMENT_DELAYED`; the "
+     "oracle runs both brokers with 0. A group's internal topics are created by the broker "
+     "in the heartbeat that finds them missing, where Kafka's coordinator asks its "
+     "controller and they land a little later: the oracle compares the first join and "
+     "waits (uncompared) for the tasks. Kafka 4.4 bumps a new group's epoch twice on its "
+     "first join, kcsim once (epochs are compared by order, as for KIP-848 groups)."),
     ("kafka-python 3.0.12 stalls after a metadata-triggered rejoin: a client bug",
      "Create a topic with CreateTopics, subscribe one kafka-python 3.0.12 consumer and "
      "poll with short time-outs: now and then (3 of 28 runs against Kafka 4.4.0, 2 of "

@@ -49,6 +49,7 @@ def settle(wire: Wire) -> dict[str, set[Any]]:
     return owned
 
 
+@pytest.mark.kcsim(streams_group_initial_rebalance_delay_ms=0, streams_group_assignment_interval_ms=0)
 def test_kafka_serde_decodes_a_streams_groups_records(kcsim: Any) -> None:
     javaclient.skip_without_java()
     host, port = kcsim.bootstrap.rsplit(":", 1)

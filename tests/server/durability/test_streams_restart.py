@@ -42,7 +42,8 @@ def describe(wire: Wire) -> Any:
 
 
 def test_a_streams_group_survives_a_crash(kcsim_factory: Callable[..., Any]) -> None:
-    server = kcsim_factory(fsync="always")
+    server = kcsim_factory(fsync="always", streams_group_initial_rebalance_delay_ms=0,
+                           streams_group_assignment_interval_ms=0)
     with Wire.to(server) as wire:
         wire.create_topic("words", 2)
         joined = beat(wire, "m1", 0, set())
@@ -61,7 +62,7 @@ def test_a_streams_group_survives_a_crash(kcsim_factory: Callable[..., Any]) -> 
     with Wire.to(server) as wire:
         assert describe(wire) == before
         again = beat(wire, "m1", r.member_epoch, owned)
-        assert (again.member_epoch, again.status) == (r.member_epoch, None)
+        assert (again.member_epoch, again.status) == (r.member_epoch, [])
         fetched = wire.call(9, 9, Fetch(groups=[Fetch.OffsetFetchRequestGroup(
             group_id="wc", member_id="m1", member_epoch=r.member_epoch, topics=None)]))
         offsets = {(t.name, p.partition_index): p.committed_offset
