@@ -140,7 +140,9 @@ class StreamsGroups:
             counts = configured.task_counts
         specs = [MemberSpec(m.member_id, m.process_id, view.target.get(m.member_id, EMPTY_TASKS))
                  for m in view.members.values()]
-        new = assign(specs, counts, rt.config.streams_group_num_standby_replicas)
+        stateful = {s.subtopology_id for s in view.topology.subtopologies
+                    if s.state_changelog_topics} if view.topology is not None else set()
+        new = assign(specs, counts, rt.config.streams_group_num_standby_replicas, stateful)
         targets = dict(view.target)
         for member_id in view.members:
             wanted = new.get(member_id, EMPTY_TASKS)

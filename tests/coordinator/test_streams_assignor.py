@@ -47,10 +47,26 @@ def test_tasks_that_no_longer_exist_are_dropped_from_a_previous_target() -> None
     assert tasks(result["m"]) == {("0", 0), ("0", 1)}
 
 
+def test_a_stateless_task_has_no_standby() -> None:
+    result = assign(members(2), {"0": 2, "1": 2}, standby_replicas=1, stateful={"1"})
+    assert {t for r in result.values() for t in tasks(r, 1)} == {("1", 0), ("1", 1)}
+
+
+def test_a_joining_member_splits_each_subtopology_as_kafka_does() -> None:
+    """Kafka 4.4's answer to the word count of tests/oracle/test_streams_groups.py: the
+    first member keeps partition 0 of both subtopologies, the second takes partition 1."""
+    counts, stateful = {"0": 2, "1": 2}, {"1"}
+    (first,) = assign([MemberSpec("a", "pa", EMPTY_TASKS)], counts, stateful=stateful).values()
+    result = assign([MemberSpec("a", "pa", first), MemberSpec("b", "pb", EMPTY_TASKS)],
+                    counts, stateful=stateful)
+    assert tasks(result["a"]) == {("0", 0), ("1", 0)}
+    assert tasks(result["b"]) == {("0", 1), ("1", 1)}
+
+
 def test_standby_replicas_go_to_another_process_than_the_active_task() -> None:
     specs = members(4, processes=2)
     process = {m.member_id: m.process_id for m in specs}
-    result = assign(specs, {"0": 4}, standby_replicas=1)
+    result = assign(specs, {"0": 4}, standby_replicas=1, stateful={"0"})
     active_process = {task: process[m] for m, t in result.items() for task in tasks(t)}
     standbys = [(task, process[m]) for m, t in result.items() for task in tasks(t, 1)]
     assert sorted(task for task, _ in standbys) == sorted(active_process)
@@ -58,5 +74,5 @@ def test_standby_replicas_go_to_another_process_than_the_active_task() -> None:
 
 
 def test_no_standby_without_another_process() -> None:
-    result = assign(members(2, processes=1), {"0": 2}, standby_replicas=1)
+    result = assign(members(2, processes=1), {"0": 2}, standby_replicas=1, stateful={"0"})
     assert all(not t.standby for t in result.values())

@@ -154,3 +154,43 @@ def test_streams_group_heartbeat_errors(across: Across) -> None:
 def test_streams_group_join_and_describe(across: Across) -> None:
     assert across(HEARTBEAT, sg_join_and_describe)
 
+
+
+def sg_two_members(run: Run, version: int) -> None:
+    """A second member joins a stable group: the first gives up half of its tasks, the
+    second receives them once released; then the second leaves."""
+    group = run.group()
+    ops.create_topic(run, run.topic("words"), 2, compare=False)
+    a, b = str(uuid.uuid4()), str(uuid.uuid4())
+    joined = sg_heartbeat(run, group, a, 0, version=version, rebalance_ms=30000,
+                          topology=topology(run), compare=False)
+    held: dict[str, Any] = {a: [], b: []}
+    epochs = {a: joined.member_epoch, b: 0}
+
+    def beat(member: str, compare: bool, on: str = "main") -> Any:
+        answer = sg_heartbeat(run, group, member, epochs[member], version=version,
+                              owned=held[member], on=on, compare=compare)
+        epochs[member] = answer.member_epoch
+        if answer.active_tasks is not None:
+            held[member] = answer.active_tasks
+        return answer
+
+    run.until("the first member's tasks", lambda: bool(beat(a, False).active_tasks or held[a]))
+    sg_describe(run, [group])
+    second = sg_heartbeat(run, group, b, 0, version=version, rebalance_ms=30000,
+                          topology=topology(run), on="b")
+    epochs[b] = second.member_epoch
+    beat(a, True)  # revoke
+    beat(a, True)  # released
+    beat(b, True, on="b")  # receives
+    beat(b, True, on="b")
+    beat(a, True)
+    sg_describe(run, [group])
+    sg_heartbeat(run, group, b, -1, version=version, on="b")
+    beat(a, True)
+    beat(a, True)
+    sg_describe(run, [group])
+
+
+def test_streams_group_two_members(across: Across) -> None:
+    assert across(HEARTBEAT, sg_two_members)
