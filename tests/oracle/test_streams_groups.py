@@ -194,3 +194,57 @@ def sg_two_members(run: Run, version: int) -> None:
 
 def test_streams_group_two_members(across: Across) -> None:
     assert across(HEARTBEAT, sg_two_members)
+
+
+def ready_member(run: Run, group: str, version: int, *, instance: str | None = None
+                 ) -> tuple[str, int, list[Any]]:
+    """A member joins and heartbeats (uncompared) until it holds its tasks."""
+    member = str(uuid.uuid4())
+    joined = sg_heartbeat(run, group, member, 0, version=version, rebalance_ms=30000,
+                          topology=topology(run), instance=instance, compare=False)
+    state: dict[str, Any] = {"epoch": joined.member_epoch, "tasks": []}
+
+    def given() -> bool:
+        answer = sg_heartbeat(run, group, member, state["epoch"], version=version,
+                              owned=state["tasks"], instance=instance, compare=False)
+        state["epoch"] = answer.member_epoch
+        if answer.active_tasks:
+            state["tasks"] = answer.active_tasks
+        return bool(state["tasks"]) and run.call(
+            DESCRIBE, 1, request_class(DESCRIBE)(group_ids=[group]),
+            compare=False).groups[0].group_state == "Stable"
+
+    run.until("the member's tasks", given)
+    return member, state["epoch"], state["tasks"]
+
+
+def sg_static_and_commits(run: Run, version: int) -> None:
+    """A static member commits offsets with its epoch (a stale one, an old OffsetCommit
+    version, an unknown member), fetches them, leaves for a while (-2) and comes back under
+    a new member id to its tasks; the instance id in use is refused meanwhile."""
+    group, words = run.group(), run.topic("words")
+    ops.create_topic(run, words, 2, compare=False)
+    member, epoch, tasks = ready_member(run, group, version, instance="app-1")
+    ops.commit(run, group, {(words, 0): 5}, generation=epoch, member_id=member)
+    ops.commit(run, group, {(words, 0): 6}, generation=epoch - 1, member_id=member)
+    ops.commit(run, group, {(words, 0): 7}, generation=epoch, member_id=member, version=8)
+    ops.commit(run, group, {(words, 0): 8}, generation=epoch, member_id="stranger")
+    ops.commit(run, group, {(words, 1): 9})
+    ops.fetch(run, group, {words: [0, 1]}, member_id=member, member_epoch=epoch)
+    ops.fetch(run, group, {words: [0, 1]}, member_id=member, member_epoch=epoch + 5)
+    ops.fetch(run, group, {words: [0, 1]})
+    sg_heartbeat(run, group, str(uuid.uuid4()), 0, version=version, rebalance_ms=30000,
+                 topology=topology(run), instance="app-1", label="instance in use")
+    sg_heartbeat(run, group, member, -2, version=version, instance="app-1")
+    sg_describe(run, [group])
+    back = str(uuid.uuid4())
+    rejoined = sg_heartbeat(run, group, back, 0, version=version, rebalance_ms=30000,
+                            topology=topology(run), instance="app-1", label="back under a new id")
+    sg_describe(run, [group])
+    sg_heartbeat(run, group, back, rejoined.member_epoch, version=version, owned=[],
+                 instance="app-1", label="the next heartbeat")
+    sg_describe(run, [group])
+
+
+def test_streams_group_static_member_and_commits(across: Across) -> None:
+    assert across(HEARTBEAT, sg_static_and_commits)
