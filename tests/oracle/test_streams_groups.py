@@ -224,7 +224,7 @@ def sg_static_and_commits(run: Run, version: int) -> None:
     a new member id to its tasks; the instance id in use is refused meanwhile."""
     group, words = run.group(), run.topic("words")
     ops.create_topic(run, words, 2, compare=False)
-    member, epoch, tasks = ready_member(run, group, version, instance="app-1")
+    member, epoch, _ = ready_member(run, group, version, instance="app-1")
     ops.commit(run, group, {(words, 0): 5}, generation=epoch, member_id=member)
     ops.commit(run, group, {(words, 0): 6}, generation=epoch - 1, member_id=member)
     ops.commit(run, group, {(words, 0): 7}, generation=epoch, member_id=member, version=8)
