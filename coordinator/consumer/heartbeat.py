@@ -22,7 +22,7 @@ from kcsim.protocol.messages.consumer_group import ConsumerGroupHeartbeatRespons
 from ..shared.describing import not_found_message
 from ..shared.interface import kafka_client_host
 from ..shared.record_helpers import group_record, member_tombstones
-from ..shared.refusal import Refused, not_blank
+from ..shared.refusal import Refused, not_blank, take_over, unknown_member
 from ..shared.states import EMPTY as CLASSIC_EMPTY
 from .model import (
     EMPTY,
@@ -119,8 +119,7 @@ class HeartbeatHandler:
         member_id, epoch = req.member_id, req.member_epoch
         if req.instance_id is None:
             if member_id not in group.members:
-                raise Refused(E.UNKNOWN_MEMBER_ID,
-                              f"Member {member_id} is not a member of group {group.group_id}.")
+                raise unknown_member(member_id, group.group_id)
             self.ops.fence(group, member_id)
         else:
             member = group.static_member(req.instance_id)
@@ -254,8 +253,7 @@ class HeartbeatHandler:
         member = group.members.get(member_id)
         if member is None:
             if epoch != 0:
-                raise Refused(E.UNKNOWN_MEMBER_ID,
-                              f"Member {member_id} is not a member of group {group.group_id}.")
+                raise unknown_member(member_id, group.group_id)
             return ConsumerMember(member_id)
         check_epoch(member, epoch, owned)
         return member
@@ -271,14 +269,7 @@ class HeartbeatHandler:
             if existing is None:
                 member = group.members.get(member_id)
                 return (member if member is not None else ConsumerMember(member_id)), None
-            if existing.member_epoch != LEAVE_GROUP_STATIC_EPOCH:
-                raise Refused(E.UNRELEASED_INSTANCE_ID, f"Static member {member_id} with instance "
-                              f"id {instance_id} cannot join the group because the instance id is "
-                              f"owned by {existing.member_id} member.")
-            replacement = existing.copy(member_id)
-            replacement.member_epoch = 0
-            replacement.previous_member_epoch = 0
-            return replacement, existing
+            return take_over(existing, member_id, instance_id), existing
         if existing is None:
             raise Refused(E.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
         if existing.member_id != member_id:

@@ -21,7 +21,7 @@ from kcsim.protocol.messages.streams_group import StreamsGroupHeartbeatResponse
 from ..shared.describing import not_found_message
 from ..shared.interface import kafka_client_host
 from ..shared.record_helpers import group_record
-from ..shared.refusal import Refused, not_blank
+from ..shared.refusal import Refused, not_blank, take_over, unknown_member
 from ..shared.states import EMPTY as CLASSIC_EMPTY
 from .groups import StreamsGroups, view_of
 from .internal_topics import Status
@@ -160,8 +160,7 @@ class HeartbeatHandler:
         member_id, epoch = req.member_id, req.member_epoch
         if req.instance_id is None:
             if member_id not in group.members:
-                raise Refused(E.UNKNOWN_MEMBER_ID,
-                              f"Member {member_id} is not a member of group {group.group_id}.")
+                raise unknown_member(member_id, group.group_id)
             self.ops.fence(group, member_id)
         else:
             member = self._static_owner(group, member_id, req.instance_id)
@@ -334,8 +333,7 @@ class HeartbeatHandler:
         member = group.members.get(member_id)
         if member is None:
             if epoch != 0:
-                raise Refused(E.UNKNOWN_MEMBER_ID,
-                              f"Member {member_id} is not a member of group {group.group_id}.")
+                raise unknown_member(member_id, group.group_id)
             return StreamsMember(member_id)
         if epoch != 0:
             check_epoch(member, epoch, owned)
@@ -351,14 +349,7 @@ class HeartbeatHandler:
             if existing is None or existing.member_id == member_id:
                 member = group.members.get(member_id)
                 return (member if member is not None else StreamsMember(member_id)), None
-            if existing.member_epoch != LEAVE_GROUP_STATIC_EPOCH:
-                raise Refused(E.UNRELEASED_INSTANCE_ID, f"Static member {member_id} with instance "
-                              f"id {instance_id} cannot join the group because the instance id is "
-                              f"owned by {existing.member_id} member.")
-            replacement = existing.copy(member_id)
-            replacement.member_epoch = 0
-            replacement.previous_member_epoch = 0
-            return replacement, existing
+            return take_over(existing, member_id, instance_id), existing
         existing = self._static_owner(group, member_id, instance_id)
         check_epoch(existing, req.member_epoch, owned)
         return existing, None
