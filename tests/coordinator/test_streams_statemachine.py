@@ -2,7 +2,8 @@
 
 Members join (dynamic or static), heartbeat reporting the tasks they hold (or, slow,
 still holding tasks they were asked to give up), leave, leave for a while; time passes
-(sessions and rebalance time-outs expire); the coordinator restarts from its log.
+(sessions and rebalance time-outs expire, and with Kafka's delays the initial rebalance
+delay and the assignment interval pass); the coordinator restarts from its log.
 Throughout: no active task has two owners, a Stable group owns every task, and
 replaying the log reproduces the group.
 """
@@ -65,9 +66,13 @@ class Client:
 
 
 class StreamsGroupMachine(RuleBasedStateMachine):
-    @initialize()
-    def start(self) -> None:
-        self.h = StreamsHarness(cfg=streams_config(streams_group_session_timeout_ms=10_000))
+    @initialize(delays=st.booleans())
+    def start(self, delays: bool) -> None:
+        # With Kafka's delays, a new group's first target waits 3 s and later ones 1 s.
+        timing = ({"streams_group_initial_rebalance_delay_ms": 3000,
+                   "streams_group_assignment_interval_ms": 1000} if delays else {})
+        self.h = StreamsHarness(cfg=streams_config(streams_group_session_timeout_ms=10_000,
+                                                   **timing))
         self.clients: list[Client] = []
         self.count = 0
 
@@ -155,5 +160,5 @@ class StreamsGroupMachine(RuleBasedStateMachine):
 
 TestStreamsGroupMachine = StreamsGroupMachine.TestCase
 TestStreamsGroupMachine.settings = settings(
-    max_examples=60, stateful_step_count=30, deadline=None, database=None,
+    max_examples=100, stateful_step_count=30, deadline=None, database=None,
     suppress_health_check=[HealthCheck.too_slow])
