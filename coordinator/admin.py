@@ -41,6 +41,8 @@ DeletableGroupResult = DeleteGroupsResponse.DeletableGroupResult
 
 CLASSIC_GROUP_TYPE = "classic"
 CONSUMER_GROUP_TYPE = "consumer"
+STREAMS_GROUP_TYPE = "streams"
+STREAMS_PROTOCOL_TYPE = "streams"  # Kafka's protocol type of a listed streams group
 
 
 class AdminHandlers:
@@ -72,6 +74,13 @@ class AdminHandlers:
                     listed.append(ListedGroup(group_id=cg.group_id,
                                               protocol_type=CONSUMER_PROTOCOL_TYPE,
                                               group_state=state, group_type=CONSUMER_GROUP_TYPE))
+        if not wanted_types or STREAMS_GROUP_TYPE in wanted_types:
+            for sg in self.rt.streams_groups.values():
+                state = sg.state.value
+                if not wanted or state.lower() in wanted:
+                    listed.append(ListedGroup(group_id=sg.group_id,
+                                              protocol_type=STREAMS_PROTOCOL_TYPE,
+                                              group_state=state, group_type=STREAMS_GROUP_TYPE))
         return ListGroupsResponse(error_code=E.NONE, groups=listed)
 
     # -- DescribeGroups -----------------------------------------------------
@@ -85,9 +94,10 @@ class AdminHandlers:
 
     def _describe(self, version: int, group_id: str, group: ClassicGroup | None) -> DescribedGroup:
         if group is None:
-            # Kafka 4.x: a consumer group is not described here (ConsumerGroupDescribe does).
+            # Kafka 4.x: a consumer or streams group is not described here (their own
+            # Describe APIs do).
             message = not_found_message(group_id, CLASSIC_GROUP_TYPE,
-                                        group_id in self.rt.consumer_groups)
+                                        self.rt.group_exists(group_id))
             if version >= 6:
                 return DescribedGroup(
                     group_id=group_id,
@@ -134,6 +144,12 @@ class AdminHandlers:
         consumer_group = self.rt.consumer_groups.get(group_id)
         if consumer_group is not None:
             if consumer_group.members:
+                return E.NON_EMPTY_GROUP
+            remove_group(self.rt, group_id)
+            return E.NONE
+        streams_group = self.rt.streams_groups.get(group_id) if self.rt.streams_groups else None
+        if streams_group is not None:
+            if streams_group.members:
                 return E.NON_EMPTY_GROUP
             remove_group(self.rt, group_id)
             return E.NONE

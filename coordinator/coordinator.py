@@ -1,5 +1,6 @@
 """The group coordinator the server shell drives: classic groups, KIP-848 consumer
-groups and KIP-1249 paused partitions, over one group-id namespace and one offset store.
+groups, KIP-1071 streams groups and KIP-1249 paused partitions, over one group-id
+namespace and one offset store.
 
 `handle` answers one decoded request at `now_ms`; `tick` fires the time-outs
 that are due; both return an Outcome. `apply` folds a record into the state
@@ -57,9 +58,16 @@ from .shared.timers import (
     RETENTION,
     RETENTION_KEY,
     SESSION,
+    STREAMS_INITIAL_DELAY,
+    STREAMS_REBALANCE,
+    STREAMS_SESSION,
     SYNC,
     TimerKey,
 )
+from .streams.describe import DescribeHandler as StreamsDescribeHandler
+from .streams.fold import StreamsFold
+from .streams.groups import StreamsGroups
+from .streams.heartbeat import HeartbeatHandler as StreamsHeartbeatHandler
 from .txn_offsets import TxnOffsetHandlers
 
 if TYPE_CHECKING:
@@ -71,6 +79,7 @@ if TYPE_CHECKING:
 
     from .consumer.model import ConsumerGroup
     from .groups.classic import ClassicGroup
+    from .streams.model import StreamsGroup
 
 # (version, request, who asked) -> the response, or None while the request is parked.
 Handler = Callable[[int, "Struct", RequestContext], "Struct | None"]
@@ -90,6 +99,8 @@ SUPPORTED_VERSIONS: dict[int, tuple[int, int]] = {
     47: (0, 0),  # OffsetDelete
     68: (0, 1),  # ConsumerGroupHeartbeat
     69: (0, 1),  # ConsumerGroupDescribe
+    88: (0, 1),  # StreamsGroupHeartbeat
+    89: (0, 1),  # StreamsGroupDescribe
     1000: (0, 0),  # PausePartitions (KIP-1249, kcsim extension key)
     1001: (0, 0),  # ResumePartitions
     1002: (0, 0),  # ListPausedPartitions
@@ -108,10 +119,12 @@ class GroupCoordinator:
         rt = self._rt = GroupRuntime(config, topics, new_uuid)
         ClassicFold(rt).register()
         ConsumerFold(rt).register()
+        StreamsFold(rt).register()
         rt.folds[PausedTopicPartitionsKey] = rt.paused.apply
         rt.folds[GroupConfigKey] = rt.group_configs.apply
         self._rebalance = Rebalancer(rt)
         self._consumer = ConsumerGroups(rt)
+        self._streams = StreamsGroups(rt)
         self._pauses = PauseHandlers(rt, self._consumer, self._rebalance)
         membership = MembershipHandlers(rt, self._rebalance, self._consumer)
         self._offsets = OffsetHandlers(rt, self._rebalance)
@@ -134,6 +147,8 @@ class GroupCoordinator:
             47: by_api_key(self._offsets.delete),
             68: by_api_key(heartbeat.heartbeat),
             69: by_api_key(describe.describe),
+            88: by_api_key(StreamsHeartbeatHandler(rt, self._streams).heartbeat),
+            89: by_api_key(StreamsDescribeHandler(rt, self._streams).describe),
             1000: by_api_key(self._pauses.pause),
             1001: by_api_key(self._pauses.resume),
             1002: by_api_key(self._pauses.list_paused),
@@ -145,10 +160,14 @@ class GroupCoordinator:
             SYNC: self._rebalance.on_sync_expired,
             SESSION: self._consumer.on_session_expired,
             REBALANCE: self._consumer.on_revocation_expired,
+            STREAMS_SESSION: self._streams.on_session_expired,
+            STREAMS_REBALANCE: self._streams.on_revocation_expired,
+            STREAMS_INITIAL_DELAY: self._streams.on_initial_delay_over,
             RETENTION: self._expire_offsets,
         }
         # What starts the timers of a group read back from the log, for each kind of group.
-        self._starters = (self._rebalance.start_loaded, self._consumer.start_loaded)
+        self._starters = (self._rebalance.start_loaded, self._consumer.start_loaded,
+                          self._streams.start_loaded)
 
     @property
     def config(self) -> GroupConfig:
@@ -380,15 +399,23 @@ class GroupCoordinator:
         cg = self._rt.consumer_groups.get(group)
         if cg is not None:
             return str(cg.state.value)
+        sg = self._rt.streams_groups.get(group)
+        if sg is not None:
+            return sg.state.value
         g = self._rt.groups.get(group)
         return None if g is None else g.state.value
 
     def groups(self) -> list[str]:
-        return list(self._rt.groups) + list(self._rt.consumer_groups)
+        rt = self._rt
+        return list(rt.groups) + list(rt.consumer_groups) + list(rt.streams_groups)
 
     def consumer_group(self, group: str) -> ConsumerGroup | None:
         """The live KIP-848 group (read-only use): epochs, members, targets, owners."""
         return self._rt.consumer_groups.get(group)
+
+    def streams_group(self, group: str) -> StreamsGroup | None:
+        """The live KIP-1071 group (read-only use): epochs, topology, members, tasks."""
+        return self._rt.streams_groups.get(group)
 
     def group_configs(self, group: str) -> dict[str, str]:
         """The configs set on this group (IncrementalAlterConfigs), by name."""

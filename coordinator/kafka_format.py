@@ -8,7 +8,7 @@ key and value, and says which partition of the topic it belongs in; it is pure
 (no I/O), so the server's topic view and the tests share it.
 
 Record types are Kafka 4.x's (1 offset commit, 2 classic group, 3 and 5-8 the
-KIP-848 consumer group; 4, the partition metadata Kafka 4.x no longer writes,
+KIP-848 consumer group, 17 and 19-23 the KIP-1071 streams group; 4, the partition metadata Kafka 4.x no longer writes,
 kcsim never had). KIP-1249 gives its paused-partitions record no type id, so
 kcsim writes it under :data:`PAUSED_RECORD_TYPE`, far above Kafka's range
 (0-21 in Kafka 4.4): a reader built on Kafka's serde meets it as an unknown
@@ -45,8 +45,23 @@ from .records import (
     PausedTopic,
     PausedTopicPartitionsKey,
     PausedTopicPartitionsValue,
+    StreamsGroupCurrentMemberAssignmentKey,
+    StreamsGroupCurrentMemberAssignmentValue,
+    StreamsGroupMemberKey,
+    StreamsGroupMemberValue,
+    StreamsGroupMetadataKey,
+    StreamsGroupMetadataValue,
+    StreamsGroupTargetAssignmentMemberKey,
+    StreamsGroupTargetAssignmentMemberValue,
+    StreamsGroupTargetAssignmentMetadataKey,
+    StreamsGroupTargetAssignmentMetadataValue,
+    StreamsGroupTopologyKey,
+    StreamsGroupTopologyValue,
+    StreamsTaskIds,
+    StreamsTopicInfo,
     TopicPartitions,
 )
+from .shared.java import java_string_hash
 
 if TYPE_CHECKING:
     from kcsim.storage.records import Record
@@ -66,19 +81,16 @@ CONSUMER_GROUP_MEMBER_TYPE = 5
 TARGET_ASSIGNMENT_METADATA_TYPE = 6
 TARGET_ASSIGNMENT_MEMBER_TYPE = 7
 CURRENT_MEMBER_ASSIGNMENT_TYPE = 8
+STREAMS_GROUP_METADATA_TYPE = 17
+STREAMS_GROUP_MEMBER_TYPE = 19
+STREAMS_TARGET_METADATA_TYPE = 20
+STREAMS_TARGET_MEMBER_TYPE = 21
+STREAMS_CURRENT_MEMBER_TYPE = 22
+STREAMS_GROUP_TOPOLOGY_TYPE = 23
 PAUSED_RECORD_TYPE = 1249  # kcsim's choice for KIP-1249's record: the KIP's number
 
 _SHORT = struct.Struct(">h")
 _ZERO_ID = uuid.UUID(int=0)
-
-
-def java_string_hash(text: str) -> int:
-    """Java's `String.hashCode`: over UTF-16 code units, in 32-bit two's complement."""
-    h = 0
-    units = text.encode("utf-16-be")
-    for i in range(0, len(units), 2):
-        h = (31 * h + ((units[i] << 8) | units[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
 
 
 def partition_for(group_id: str, partitions: int) -> int:
@@ -129,6 +141,19 @@ _CG_TARGET = _Codec(TARGET_ASSIGNMENT_MEMBER_TYPE, wire.ConsumerGroupTargetAssig
 _CG_CURRENT = _Codec(CURRENT_MEMBER_ASSIGNMENT_TYPE,
                      wire.ConsumerGroupCurrentMemberAssignmentKey,
                      wire.ConsumerGroupCurrentMemberAssignmentValue)
+_SG_EPOCH = _Codec(STREAMS_GROUP_METADATA_TYPE, wire.StreamsGroupMetadataKey,
+                   wire.StreamsGroupMetadataValue)
+_SG_TOPOLOGY = _Codec(STREAMS_GROUP_TOPOLOGY_TYPE, wire.StreamsGroupTopologyKey,
+                      wire.StreamsGroupTopologyValue)
+_SG_MEMBER = _Codec(STREAMS_GROUP_MEMBER_TYPE, wire.StreamsGroupMemberMetadataKey,
+                    wire.StreamsGroupMemberMetadataValue)
+_SG_TARGET_EPOCH = _Codec(STREAMS_TARGET_METADATA_TYPE,
+                          wire.StreamsGroupTargetAssignmentMetadataKey,
+                          wire.StreamsGroupTargetAssignmentMetadataValue)
+_SG_TARGET = _Codec(STREAMS_TARGET_MEMBER_TYPE, wire.StreamsGroupTargetAssignmentMemberKey,
+                    wire.StreamsGroupTargetAssignmentMemberValue)
+_SG_CURRENT = _Codec(STREAMS_CURRENT_MEMBER_TYPE, wire.StreamsGroupCurrentMemberAssignmentKey,
+                     wire.StreamsGroupCurrentMemberAssignmentValue)
 _PAUSED = _Codec(PAUSED_RECORD_TYPE, wire.PausedTopicPartitionsKey,
                  wire.PausedTopicPartitionsValue)
 
@@ -293,6 +318,121 @@ def _paused(
         paused_topic_partitions=_ids(cls.PausedTopicPartitions, value.topics)), 0)
 
 
+# -- KIP-1071 streams groups ----------------------------------------------------
+
+
+def _streams_epoch(
+    key: StreamsGroupMetadataKey, value: StreamsGroupMetadataValue | None
+) -> tuple[bytes, bytes | None]:
+    body = _SG_EPOCH.key(_SG_EPOCH.key_cls(group_id=key.group))
+    if value is None:
+        return body, None
+    return body, _SG_EPOCH.value(_SG_EPOCH.value_cls(
+        epoch=value.epoch, metadata_hash=value.metadata_hash,
+        validated_topology_epoch=value.validated_topology_epoch), 0)
+
+
+def _streams_topology(
+    key: StreamsGroupTopologyKey, value: StreamsGroupTopologyValue | None
+) -> tuple[bytes, bytes | None]:
+    body = _SG_TOPOLOGY.key(_SG_TOPOLOGY.key_cls(group_id=key.group))
+    if value is None:
+        return body, None
+    cls = _SG_TOPOLOGY.value_cls
+    info, config = cls.TopicInfo, cls.TopicConfig
+
+    def infos(topics: list[StreamsTopicInfo]) -> list[wire.StreamsGroupTopologyValue.TopicInfo]:
+        return [info(name=t.name, partitions=t.partitions, replication_factor=t.replication_factor,
+                     topic_configs=[config(key=k, value=v) for k, v in t.topic_configs])
+                for t in topics]
+
+    return body, _SG_TOPOLOGY.value(cls(epoch=value.epoch, subtopologies=[
+        cls.Subtopology(
+            subtopology_id=s.subtopology_id, source_topics=list(s.source_topics),
+            source_topic_regex=list(s.source_topic_regex),
+            state_changelog_topics=infos(s.state_changelog_topics),
+            repartition_sink_topics=list(s.repartition_sink_topics),
+            repartition_source_topics=infos(s.repartition_source_topics),
+            copartition_groups=[cls.CopartitionGroup(
+                source_topics=list(g.source_topics), source_topic_regex=list(g.source_topic_regex),
+                repartition_source_topics=list(g.repartition_source_topics))
+                for g in s.copartition_groups])
+        for s in value.subtopologies]), 0)
+
+
+def _streams_member(
+    key: StreamsGroupMemberKey, value: StreamsGroupMemberValue | None
+) -> tuple[bytes, bytes | None]:
+    body = _SG_MEMBER.key(_SG_MEMBER.key_cls(group_id=key.group, member_id=key.member_id))
+    if value is None:
+        return body, None
+    cls = _SG_MEMBER.value_cls
+    endpoint = value.user_endpoint
+    return body, _SG_MEMBER.value(cls(
+        instance_id=value.instance_id, rack_id=value.rack_id, client_id=value.client_id,
+        client_host=value.client_host, rebalance_timeout_ms=value.rebalance_timeout_ms,
+        topology_epoch=value.topology_epoch, process_id=value.process_id,
+        user_endpoint=None if endpoint is None else cls.Endpoint(host=endpoint[0],
+                                                                 port=endpoint[1]),
+        client_tags=[cls.KeyValue(key=k, value=v) for k, v in value.client_tags]), 0)
+
+
+def _streams_target_epoch(
+    key: StreamsGroupTargetAssignmentMetadataKey,
+    value: StreamsGroupTargetAssignmentMetadataValue | None,
+) -> tuple[bytes, bytes | None]:
+    body = _SG_TARGET_EPOCH.key(_SG_TARGET_EPOCH.key_cls(group_id=key.group))
+    if value is None:
+        return body, None
+    return body, _SG_TARGET_EPOCH.value(_SG_TARGET_EPOCH.value_cls(
+        assignment_epoch=value.assignment_epoch,
+        assignment_timestamp=value.assignment_timestamp), 0)
+
+
+class _TaskIdsBody(Protocol[_Body]):
+    """The class of a (subtopology, partitions) entry in one of Kafka's streams records."""
+
+    def __call__(self, *, subtopology_id: str, partitions: list[int]) -> _Body: ...
+
+
+def _tasks(cls: _TaskIdsBody[_Body], stored: list[StreamsTaskIds]) -> list[_Body]:
+    return [cls(subtopology_id=t.subtopology_id, partitions=list(t.partitions)) for t in stored]
+
+
+def _streams_target(
+    key: StreamsGroupTargetAssignmentMemberKey,
+    value: StreamsGroupTargetAssignmentMemberValue | None,
+) -> tuple[bytes, bytes | None]:
+    body = _SG_TARGET.key(_SG_TARGET.key_cls(group_id=key.group, member_id=key.member_id))
+    if value is None:
+        return body, None
+    cls = _SG_TARGET.value_cls
+    return body, _SG_TARGET.value(cls(
+        active_tasks=_tasks(cls.TaskIds, value.active_tasks),
+        standby_tasks=_tasks(cls.TaskIds, value.standby_tasks),
+        warmup_tasks=_tasks(cls.TaskIds, value.warmup_tasks)), 0)
+
+
+def _streams_current(
+    key: StreamsGroupCurrentMemberAssignmentKey,
+    value: StreamsGroupCurrentMemberAssignmentValue | None,
+) -> tuple[bytes, bytes | None]:
+    body = _SG_CURRENT.key(_SG_CURRENT.key_cls(group_id=key.group, member_id=key.member_id))
+    if value is None:
+        return body, None
+    cls = _SG_CURRENT.value_cls
+    ids = cls.TaskIds
+    return body, _SG_CURRENT.value(cls(
+        member_epoch=value.member_epoch, previous_member_epoch=value.previous_member_epoch,
+        state=value.state,
+        active_tasks=_tasks(ids, value.active_tasks),
+        standby_tasks=_tasks(ids, value.standby_tasks),
+        warmup_tasks=_tasks(ids, value.warmup_tasks),
+        active_tasks_pending_revocation=_tasks(ids, value.active_tasks_pending_revocation),
+        standby_tasks_pending_revocation=_tasks(ids, value.standby_tasks_pending_revocation),
+        warmup_tasks_pending_revocation=_tasks(ids, value.warmup_tasks_pending_revocation)), 0)
+
+
 _Encoder = Callable[[object, object], tuple[bytes, bytes | None]]
 
 
@@ -310,6 +450,12 @@ _ENCODERS: dict[type, _Encoder] = {
     ConsumerGroupTargetAssignmentMemberKey: _by_key_type(_target_member),
     ConsumerGroupCurrentMemberAssignmentKey: _by_key_type(_current_member),
     PausedTopicPartitionsKey: _by_key_type(_paused),
+    StreamsGroupMetadataKey: _by_key_type(_streams_epoch),
+    StreamsGroupTopologyKey: _by_key_type(_streams_topology),
+    StreamsGroupMemberKey: _by_key_type(_streams_member),
+    StreamsGroupTargetAssignmentMetadataKey: _by_key_type(_streams_target_epoch),
+    StreamsGroupTargetAssignmentMemberKey: _by_key_type(_streams_target),
+    StreamsGroupCurrentMemberAssignmentKey: _by_key_type(_streams_current),
 }
 
 

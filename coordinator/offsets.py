@@ -24,6 +24,7 @@ from .groups.state import RULES, Request, Rule, rule
 from .shared.paused import paused_by_name
 from .shared.record_helpers import offset_record
 from .shared.removal import remove_group
+from .streams.commits import commit_error
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -256,6 +257,10 @@ class OffsetHandlers:
             return validate_consumer_commit(consumer_group, version, member_id, generation)
         group = self.rt.groups.get(request.group_id)
         if group is None:
+            streams_group = (self.rt.streams_groups.get(request.group_id)
+                             if self.rt.streams_groups else None)
+            if streams_group is not None:
+                return commit_error(streams_group, member_id, generation, version)
             if generation >= 0:
                 return E.GROUP_ID_NOT_FOUND if version >= 9 else E.ILLEGAL_GENERATION
             return E.NONE
@@ -450,10 +455,13 @@ class OffsetHandlers:
                 valid.append((topic.name, good))
 
         consumer_group = self.rt.consumer_groups.get(group_id)
+        streams_group = self.rt.streams_groups.get(group_id) if self.rt.streams_groups else None
         group = self.rt.groups.get(group_id)
         subscribed: Callable[[str], bool]
         if consumer_group is not None:
             subscribed = consumer_group.subscribed_topics().__contains__
+        elif streams_group is not None:
+            subscribed = streams_group.source_topics().__contains__
         else:
             does = Rule.NOT_FOUND if group is None else rule(Request.OFFSET_DELETE, group.state)
             if does is Rule.NOT_FOUND:
@@ -500,20 +508,35 @@ class OffsetHandlers:
                 remove_group(rt, group_id)
             else:
                 self._delete_offsets(group_id, expired)
+        for group_id, streams_group in rt.streams_groups.items():
+            if group_id in rt.failed:
+                continue
+            expired, all_expired = self._expired_offsets(
+                group_id, _commit_time, streams_group.source_topics().__contains__)
+            if all_expired and not streams_group.members:
+                remove_group(rt, group_id)
+            else:
+                self._delete_offsets(group_id, expired)
 
     def _delete_offsets(self, group_id: str, partitions: list[tuple[str, int]]) -> None:
         for topic, partition in partitions:
             self.rt.write(offset_record(group_id, topic, partition, None))
 
     def _validate_fetch(self, request_group: FetchGroup) -> int:
-        """Kafka's ConsumerGroup.validateOffsetFetch (v9+); classic groups check nothing."""
-        consumer_group = self.rt.consumer_groups.get(request_group.group_id)
-        if consumer_group is None:
+        """Kafka's ConsumerGroup/StreamsGroup.validateOffsetFetch (v9+); classic groups
+        check nothing."""
+        group_id = request_group.group_id
+        consumer_group = self.rt.consumer_groups.get(group_id)
+        streams = self.rt.streams_groups
+        streams_group = streams.get(group_id) if streams and consumer_group is None else None
+        if consumer_group is None and streams_group is None:
             return E.NONE
         member_id, epoch = request_group.member_id, request_group.member_epoch
         if member_id is None and epoch < 0:
             return E.NONE
-        member = None if member_id is None else consumer_group.members.get(member_id)
+        member = None if member_id is None else (
+            consumer_group.members.get(member_id) if consumer_group is not None
+            else streams_group.members.get(member_id) if streams_group is not None else None)
         if member is None:
             return E.UNKNOWN_MEMBER_ID
         if epoch != member.member_epoch:

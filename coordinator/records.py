@@ -1,7 +1,7 @@
 """The records the group coordinator persists, with their stable type ids.
 
 The coordinator's state is a fold over these records (committed offsets,
-classic groups, paused partitions, KIP-848 consumer groups); storage keeps
+classic groups, paused partitions, KIP-848 consumer groups, KIP-1071 streams groups); storage keeps
 them as typed keys and values, knowing only what
 :data:`COORDINATOR_RECORD_TYPES` declares. An id is never reused and a value changed
 incompatibly gets a new version, so logs written by an older kcsim stay
@@ -140,6 +140,116 @@ class ConsumerGroupCurrentMemberAssignmentValue(Struct, array_like=True, gc=Fals
     partitions_pending_revocation: list[TopicPartitions]
 
 
+# -- KIP-1071 streams groups --------------------------------------------------
+
+
+class StreamsGroupMetadataKey(Struct, frozen=True, array_like=True, gc=False):
+    group: str
+
+
+class StreamsGroupMetadataValue(Struct, array_like=True, gc=False):
+    epoch: int
+    metadata_hash: int = 0  # of the topology's source topics' ids and partition counts
+    validated_topology_epoch: int = -1  # the topology epoch whose internal topics exist
+
+
+class StreamsGroupTopologyKey(Struct, frozen=True, array_like=True, gc=False):
+    group: str
+
+
+class StreamsTopicInfo(Struct, array_like=True, gc=False):
+    """A repartition or changelog topic the topology names (0 partitions: derived)."""
+
+    name: str
+    partitions: int
+    replication_factor: int
+    topic_configs: list[tuple[str, str]]
+
+
+class StreamsCopartitionGroup(Struct, array_like=True, gc=False):
+    """Indexes into its subtopology's source topics, regexes and repartition sources."""
+
+    source_topics: list[int]
+    source_topic_regex: list[int]
+    repartition_source_topics: list[int]
+
+
+class StreamsSubtopology(Struct, array_like=True, gc=False):
+    subtopology_id: str
+    source_topics: list[str]
+    source_topic_regex: list[str]
+    state_changelog_topics: list[StreamsTopicInfo]
+    repartition_sink_topics: list[str]
+    repartition_source_topics: list[StreamsTopicInfo]
+    copartition_groups: list[StreamsCopartitionGroup]
+
+
+class StreamsGroupTopologyValue(Struct, array_like=True, gc=False):
+    epoch: int
+    subtopologies: list[StreamsSubtopology]
+
+
+class StreamsGroupMemberKey(Struct, frozen=True, array_like=True, gc=False):
+    group: str
+    member_id: str
+
+
+class StreamsGroupMemberValue(Struct, array_like=True, gc=False):
+    instance_id: str | None
+    rack_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    topology_epoch: int
+    process_id: str
+    user_endpoint: tuple[str, int] | None  # (host, port) for interactive queries
+    client_tags: list[tuple[str, str]]
+
+
+class StreamsGroupTargetAssignmentMetadataKey(Struct, frozen=True, array_like=True, gc=False):
+    group: str
+
+
+class StreamsGroupTargetAssignmentMetadataValue(Struct, array_like=True, gc=False):
+    assignment_epoch: int
+    assignment_timestamp: int = 0
+
+
+class StreamsTaskIds(Struct, array_like=True, gc=False):
+    """The tasks of one subtopology: one per partition number."""
+
+    subtopology_id: str
+    partitions: list[int]
+
+
+class StreamsGroupTargetAssignmentMemberKey(Struct, frozen=True, array_like=True, gc=False):
+    group: str
+    member_id: str
+
+
+class StreamsGroupTargetAssignmentMemberValue(Struct, array_like=True, gc=False):
+    active_tasks: list[StreamsTaskIds]
+    standby_tasks: list[StreamsTaskIds]
+    warmup_tasks: list[StreamsTaskIds]
+
+
+class StreamsGroupCurrentMemberAssignmentKey(Struct, frozen=True, array_like=True, gc=False):
+    group: str
+    member_id: str
+
+
+class StreamsGroupCurrentMemberAssignmentValue(Struct, array_like=True, gc=False):
+    member_epoch: int
+    previous_member_epoch: int
+    state: int
+    active_tasks: list[StreamsTaskIds]
+    standby_tasks: list[StreamsTaskIds]
+    warmup_tasks: list[StreamsTaskIds]
+    active_tasks_pending_revocation: list[StreamsTaskIds]
+    standby_tasks_pending_revocation: list[StreamsTaskIds]
+    warmup_tasks_pending_revocation: list[StreamsTaskIds]
+
+
 # -- transactions -------------------------------------------------------------
 
 
@@ -218,4 +328,13 @@ COORDINATOR_RECORD_TYPES: tuple[RecordType, ...] = (
     RecordType(11, "transaction", TransactionKey, TransactionValue),
     RecordType(12, "producer_id_block", ProducerIdBlockKey, ProducerIdBlockValue),
     RecordType(21, "group_config", GroupConfigKey, GroupConfigValue),
+    RecordType(22, "streams_group_metadata", StreamsGroupMetadataKey, StreamsGroupMetadataValue),
+    RecordType(23, "streams_group_topology", StreamsGroupTopologyKey, StreamsGroupTopologyValue),
+    RecordType(24, "streams_group_member", StreamsGroupMemberKey, StreamsGroupMemberValue),
+    RecordType(25, "streams_group_target_assignment_metadata",
+               StreamsGroupTargetAssignmentMetadataKey, StreamsGroupTargetAssignmentMetadataValue),
+    RecordType(26, "streams_group_target_assignment_member",
+               StreamsGroupTargetAssignmentMemberKey, StreamsGroupTargetAssignmentMemberValue),
+    RecordType(27, "streams_group_current_member_assignment",
+               StreamsGroupCurrentMemberAssignmentKey, StreamsGroupCurrentMemberAssignmentValue),
 )

@@ -29,6 +29,7 @@ from .groups.membership import validate_member
 from .groups.state import Request, Rule, rule
 from .shared.record_helpers import offset_record
 from .shared.states import DEAD, EMPTY
+from .streams.commits import commit_error
 from .transactions.coordinator import fenced
 from .transactions.state import TxnState
 
@@ -73,7 +74,8 @@ class TxnOffsetHandlers:
             self.rt.pending.remove(key.group, key.producer_id, key.topic, key.partition)
         else:
             rt = self.rt
-            if key.group not in rt.groups and key.group not in rt.consumer_groups:
+            if (key.group not in rt.groups and key.group not in rt.consumer_groups
+                    and key.group not in rt.streams_groups):
                 # As Kafka's TxnOffsetCommit, an unknown group becomes an Empty simple group.
                 rt.groups[key.group] = ClassicGroup(key.group, rt.now, journal=rt.journal,
                                                     from_log=True)
@@ -129,6 +131,11 @@ class TxnOffsetHandlers:
             return E.NONE if generation == member.member_epoch else E.STALE_MEMBER_EPOCH
         group = self.rt.groups.get(request.group_id)
         if group is None:
+            streams_group = (self.rt.streams_groups.get(request.group_id)
+                             if self.rt.streams_groups else None)
+            if streams_group is not None:
+                return commit_error(streams_group, member_id, generation, version,
+                                    transactional=True, instance_id=instance_id)
             if generation < 0:
                 return E.NONE
             return E.GROUP_ID_NOT_FOUND if version >= 6 else E.ILLEGAL_GENERATION

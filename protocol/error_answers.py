@@ -49,6 +49,10 @@ from .messages.pause_partitions import (
     ResumePartitionsResponse,
 )
 from .messages.produce import ProduceResponse
+from .messages.streams_group import (
+    StreamsGroupDescribeResponse,
+    StreamsGroupHeartbeatResponse,
+)
 from .messages.sync_group import SyncGroupResponse
 from .messages.topics_admin import (
     CreatePartitionsResponse,
@@ -87,6 +91,7 @@ if TYPE_CHECKING:
     from .messages.offset_fetch import OffsetFetchRequest
     from .messages.offset_for_leader_epoch import OffsetForLeaderEpochRequest
     from .messages.produce import ProduceRequest
+    from .messages.streams_group import StreamsGroupDescribeRequest
     from .messages.topics_admin import (
         CreatePartitionsRequest,
         CreateTopicsRequest,
@@ -368,6 +373,14 @@ def _consumer_group_describe(
                      for g in request.group_ids])
 
 
+def _streams_group_describe(
+    version: int, request: StreamsGroupDescribeRequest, error: int
+) -> StreamsGroupDescribeResponse:
+    R = StreamsGroupDescribeResponse
+    return R(groups=[R.DescribedGroup(group_id=g, error_code=error, group_state="")
+                     for g in request.group_ids])
+
+
 def _pause(version: int, request: object, error: int) -> PausePartitionsResponse:
     return PausePartitionsResponse(error_code=error, responses=[])
 
@@ -471,6 +484,8 @@ ERROR_ANSWERS: dict[int, Builder] = {
     66: _entry(_list_transactions),
     68: _top_level(ConsumerGroupHeartbeatResponse),
     69: _entry(_consumer_group_describe),
+    88: _top_level(StreamsGroupHeartbeatResponse),
+    89: _entry(_streams_group_describe),
     1000: _entry(_pause),
     1001: _entry(_resume),
     1002: _entry(_list_paused),

@@ -242,6 +242,27 @@ class Config(msgspec.Struct, kw_only=True):
     )] = ",".join(_GROUP.consumer_group_assignors)
     consumer_group_max_size: Annotated[Positive32, Meta(
         description="group.consumer.max.size")] = _GROUP.consumer_group_max_size
+    streams_group_session_timeout_ms: Annotated[Positive32, Meta(
+        description="group.streams.session.timeout.ms (KIP-1071 streams groups)",
+    )] = _GROUP.streams_group_session_timeout_ms
+    streams_group_heartbeat_interval_ms: Annotated[Positive32, Meta(
+        description="group.streams.heartbeat.interval.ms (KIP-1071 streams groups)",
+    )] = _GROUP.streams_group_heartbeat_interval_ms
+    streams_group_initial_rebalance_delay_ms: Annotated[Int32, Meta(
+        description="group.streams.initial.rebalance.delay.ms: how long a new streams group "
+                    "waits for more members before its first assignment (0: none)",
+    )] = _GROUP.streams_group_initial_rebalance_delay_ms
+    streams_group_assignment_interval_ms: Annotated[Int32, Meta(
+        description="group.streams.assignment.interval.ms: the least time between two target "
+                    "assignments of a streams group (0: assign in the heartbeat that changes "
+                    "the group)",
+    )] = _GROUP.streams_group_assignment_interval_ms
+    streams_group_max_size: Annotated[Positive32, Meta(
+        description="group.streams.max.size")] = _GROUP.streams_group_max_size
+    streams_group_num_standby_replicas: Annotated[Int32, Meta(
+        description="group.streams.num.standby.replicas: standby tasks per task, each on "
+                    "another process than the active one",
+    )] = _GROUP.streams_group_num_standby_replicas
     transaction_max_timeout_ms: Annotated[Positive32, Meta(
         description="transaction.max.timeout.ms: the longest transaction timeout a producer "
                     "may ask for")] = TxnConfig().transaction_max_timeout_ms

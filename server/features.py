@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-# name -> (lowest, highest) level kcsim implements. Kafka 4.4 finalizes
-# streams.version and share.version too: kcsim does not implement those yet, so it does
-# not report them.
+# name -> (lowest, highest) level kcsim implements. Kafka 4.4 finalizes share.version
+# too: kcsim does not implement share groups yet, so it does not report it.
 SUPPORTED: dict[str, tuple[int, int]] = {
     "metadata.version": (7, 33),  # 33 is Kafka 4.4's; 7 the oldest Kafka 4.x accepts
     "group.version": (0, 1),  # 1: KIP-848 consumer groups (ConsumerGroupHeartbeat)
     # 1: flexible transaction records; 2: transactions v2 (KIP-890 part 2), which the
     # transaction coordinator follows (TxnConfig.transaction_version)
     "transaction.version": (0, 2),
+    "streams.version": (0, 1),  # 1: KIP-1071 streams groups (StreamsGroupHeartbeat)
 }
 
 # finalized_features_epoch: Kafka's is the offset of its last metadata record; kcsim's

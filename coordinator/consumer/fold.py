@@ -45,16 +45,7 @@ class ConsumerFold:
     # -- groups -------------------------------------------------------------
 
     def _group(self, group_id: str, create: bool) -> ConsumerGroup | None:
-        rt = self.rt
-        group = rt.consumer_groups.get(group_id)
-        if group is None and create:
-            classic = rt.groups.get(group_id)
-            if classic is not None:
-                rt.forget_group(classic)
-            group = rt.consumer_groups[group_id] = ConsumerGroup(group_id)
-        if group is not None:
-            rt.mark_loaded(group_id)
-        return group
+        return self.rt.folded_group(self.rt.consumer_groups, group_id, create, ConsumerGroup)
 
     def group_epoch(self, record: Record) -> None:
         gid = record.key.group

@@ -22,6 +22,7 @@ from kcsim.protocol.messages.consumer_group import ConsumerGroupHeartbeatRespons
 from ..shared.describing import not_found_message
 from ..shared.interface import kafka_client_host
 from ..shared.record_helpers import group_record, member_tombstones
+from ..shared.refusal import Refused, not_blank, take_over, unknown_member
 from ..shared.states import EMPTY as CLASSIC_EMPTY
 from .model import (
     EMPTY,
@@ -53,15 +54,6 @@ ResponseTopicPartitions = ConsumerGroupHeartbeatResponse.TopicPartitions
 
 # ConsumerGroupHeartbeat v1 (KIP-1082): the client generates its member id.
 CLIENT_MEMBER_ID_VERSION = 1
-
-
-class Refused(Exception):
-    """The request fails with this error before anything is written."""
-
-    def __init__(self, code: int, message: str | None = None) -> None:
-        super().__init__(message)
-        self.code = int(code)
-        self.message = message
 
 
 def error_response(code: int, message: str | None = None) -> ConsumerGroupHeartbeatResponse:
@@ -96,10 +88,10 @@ class HeartbeatHandler:
     def _validate(self, version: int, req: ConsumerGroupHeartbeatRequest) -> None:
         epoch = req.member_epoch
         if version >= CLIENT_MEMBER_ID_VERSION or epoch > 0 or epoch == LEAVE_GROUP_EPOCH:
-            _not_blank(req.member_id, "MemberId can't be empty.")
-        _not_blank(req.group_id, "GroupId can't be empty.")
-        _not_blank(req.instance_id, "InstanceId can't be empty.")
-        _not_blank(req.rack_id, "RackId can't be empty.")
+            not_blank(req.member_id, "MemberId can't be empty.")
+        not_blank(req.group_id, "GroupId can't be empty.")
+        not_blank(req.instance_id, "InstanceId can't be empty.")
+        not_blank(req.rack_id, "RackId can't be empty.")
         if epoch == 0:
             if req.rebalance_timeout_ms == -1:
                 raise Refused(E.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
@@ -127,8 +119,7 @@ class HeartbeatHandler:
         member_id, epoch = req.member_id, req.member_epoch
         if req.instance_id is None:
             if member_id not in group.members:
-                raise Refused(E.UNKNOWN_MEMBER_ID,
-                              f"Member {member_id} is not a member of group {group.group_id}.")
+                raise unknown_member(member_id, group.group_id)
             self.ops.fence(group, member_id)
         else:
             member = group.static_member(req.instance_id)
@@ -262,8 +253,7 @@ class HeartbeatHandler:
         member = group.members.get(member_id)
         if member is None:
             if epoch != 0:
-                raise Refused(E.UNKNOWN_MEMBER_ID,
-                              f"Member {member_id} is not a member of group {group.group_id}.")
+                raise unknown_member(member_id, group.group_id)
             return ConsumerMember(member_id)
         check_epoch(member, epoch, owned)
         return member
@@ -279,14 +269,7 @@ class HeartbeatHandler:
             if existing is None:
                 member = group.members.get(member_id)
                 return (member if member is not None else ConsumerMember(member_id)), None
-            if existing.member_epoch != LEAVE_GROUP_STATIC_EPOCH:
-                raise Refused(E.UNRELEASED_INSTANCE_ID, f"Static member {member_id} with instance "
-                              f"id {instance_id} cannot join the group because the instance id is "
-                              f"owned by {existing.member_id} member.")
-            replacement = existing.copy(member_id)
-            replacement.member_epoch = 0
-            replacement.previous_member_epoch = 0
-            return replacement, existing
+            return take_over(existing, member_id, instance_id), existing
         if existing is None:
             raise Refused(E.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
         if existing.member_id != member_id:
@@ -328,11 +311,6 @@ def _subset(owned: Owned | None, assigned: Assignment) -> bool:
         if held is None or not held.issuperset(partitions):
             return False
     return True
-
-
-def _not_blank(value: str | None, message: str) -> None:
-    if value is not None and not value.strip():
-        raise Refused(E.INVALID_REQUEST, message)
 
 
 def not_consumer_message(rt: GroupRuntime, group_id: str) -> str:

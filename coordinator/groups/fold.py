@@ -53,7 +53,8 @@ class ClassicFold:
         rt = self.rt
         first: OffsetCommitKey = records[start].key
         group_id, topic = first.group, first.topic
-        if group_id not in rt.groups and group_id not in rt.consumer_groups:
+        if (group_id not in rt.groups and group_id not in rt.consumer_groups
+                and group_id not in rt.streams_groups):
             # Offsets without a group: Kafka's "simple" group, Empty with no protocol type.
             rt.groups[group_id] = ClassicGroup(group_id, rt.now, journal=rt.journal, from_log=True)
         partitions = rt.offsets.partitions_of(group_id, topic)

@@ -136,6 +136,9 @@ class MembershipHandlers:
                 return join_error(version, E.UNKNOWN_MEMBER_ID, join.member_id)
             for record in consumer_group_tombstones(join.group_id, consumer_group.members):
                 self.rt.write(record)
+        if self.rt.streams_groups and join.group_id in self.rt.streams_groups:
+            # A streams group takes no classic members (Kafka: not a classic group).
+            return join_error(version, E.INCONSISTENT_GROUP_PROTOCOL, join.member_id)
         group = self.rt.groups.get(join.group_id)
         new_group = group is None
         if group is None:

@@ -102,6 +102,15 @@ class Ending:
     recovering: bool = False
 
 
+@dataclass(slots=True, frozen=True)
+class NewTopic:
+    """A topic the coordinator asks the broker to create (a streams group's internal topic)."""
+
+    name: str
+    partitions: int
+    configs: dict[str, str]
+
+
 @dataclass(slots=True)
 class Outcome:
     """Responses to send (possibly for earlier pending requests) and the records to persist first.
@@ -110,7 +119,10 @@ class Outcome:
     makes them durable and then releases the responses. `failures` are bugs the
     coordinator contained during the call (and fold failures met at replay).
     `endings` (transaction coordinator only) are the transactions the call ended:
-    the shell runs each one's steps after `records` (see `Ending`).
+    the shell runs each one's steps after `records` (see `Ending`). `new_topics` (group
+    coordinator only) are topics the broker should create, as Kafka's coordinator asks
+    its broker for a streams group's missing internal topics; the pure core never
+    creates one itself.
     """
 
     # (token, response); the shell adds entries of its own with no response (work to do
@@ -119,6 +131,7 @@ class Outcome:
     records: list[Record] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     endings: Sequence[Ending] = ()
+    new_topics: Sequence[NewTopic] = ()
 
 
 @dataclass(slots=True)
@@ -149,6 +162,15 @@ class GroupConfig:
     consumer_group_max_assignment_interval_ms: int = 15000
     consumer_group_assignors: tuple[str, ...] = ("uniform", "range")  # the first is the default
     consumer_group_max_size: int = 2**31 - 1
+    # KIP-1071 streams groups (group.streams.* broker configs, Kafka's defaults).
+    streams_group_session_timeout_ms: int = 45000
+    streams_group_heartbeat_interval_ms: int = 5000
+    streams_group_max_size: int = 2**31 - 1
+    # A new streams group's first assignment waits this long for more members (Kafka 4.2+).
+    streams_group_initial_rebalance_delay_ms: int = 3000
+    # A streams group's target is computed at most once per interval (Kafka 4.3+, KIP-1263).
+    streams_group_assignment_interval_ms: int = 1000
+    streams_group_num_standby_replicas: int = 0
 
 
 class TopicLookup(Protocol):

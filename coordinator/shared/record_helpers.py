@@ -1,5 +1,6 @@
 """Records any part of the coordinator writes about a group: its offsets, its classic
-metadata, and the tombstones that remove a KIP-848 group or one of its members.
+metadata, and the tombstones that remove a KIP-848 or KIP-1071 group or one of its
+members.
 
 The tombstones follow Kafka's order (current assignment, target, then subscription;
 the group's epoch last), so replay never sees a member without its subscription
@@ -20,6 +21,12 @@ from kcsim.coordinator.records import (
     GroupMetadataValue,
     OffsetCommitKey,
     OffsetCommitValue,
+    StreamsGroupCurrentMemberAssignmentKey,
+    StreamsGroupMemberKey,
+    StreamsGroupMetadataKey,
+    StreamsGroupTargetAssignmentMemberKey,
+    StreamsGroupTargetAssignmentMetadataKey,
+    StreamsGroupTopologyKey,
 )
 from kcsim.storage.records import Record
 
@@ -54,4 +61,27 @@ def consumer_group_tombstones(group_id: str, member_ids: Iterable[str]) -> list[
     records.append(Record(ConsumerGroupTargetAssignmentMetadataKey(group_id), None))
     records += [Record(ConsumerGroupMemberKey(group_id, m), None) for m in members]
     records.append(Record(ConsumerGroupMetadataKey(group_id), None))
+    return records
+
+
+def streams_member_tombstones(group_id: str, member_id: str) -> list[Record]:
+    """A streams member gone, in Kafka's order: current assignment, target, then metadata."""
+    return [
+        Record(StreamsGroupCurrentMemberAssignmentKey(group_id, member_id), None),
+        Record(StreamsGroupTargetAssignmentMemberKey(group_id, member_id), None),
+        Record(StreamsGroupMemberKey(group_id, member_id), None),
+    ]
+
+
+def streams_group_tombstones(group_id: str, member_ids: Iterable[str]) -> list[Record]:
+    """Everything a streams group wrote, deleted, in Kafka's createGroupTombstoneRecords
+    order: current assignments, targets, the target epoch, members, the epoch, the
+    topology."""
+    members = list(member_ids)
+    records = [Record(StreamsGroupCurrentMemberAssignmentKey(group_id, m), None) for m in members]
+    records += [Record(StreamsGroupTargetAssignmentMemberKey(group_id, m), None) for m in members]
+    records.append(Record(StreamsGroupTargetAssignmentMetadataKey(group_id), None))
+    records += [Record(StreamsGroupMemberKey(group_id, m), None) for m in members]
+    records.append(Record(StreamsGroupMetadataKey(group_id), None))
+    records.append(Record(StreamsGroupTopologyKey(group_id), None))
     return records

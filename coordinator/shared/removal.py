@@ -10,14 +10,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .paused import paused_record
-from .record_helpers import consumer_group_tombstones, group_record, offset_record
+from .record_helpers import (
+    consumer_group_tombstones,
+    group_record,
+    offset_record,
+    streams_group_tombstones,
+)
 
 if TYPE_CHECKING:
     from .runtime import GroupRuntime
 
 
 def remove_group(rt: GroupRuntime, group_id: str) -> None:
-    """Write the tombstones that remove the group (of either kind), its offsets and its pauses."""
+    """Write the tombstones that remove the group (of any kind), its offsets and its pauses."""
     offsets = rt.offsets.group(group_id)
     if offsets:
         doomed = [(t, p) for t, parts in offsets.items() for p in parts]
@@ -27,6 +32,10 @@ def remove_group(rt: GroupRuntime, group_id: str) -> None:
     consumer_group = rt.consumer_groups.get(group_id)
     if consumer_group is not None:
         for record in consumer_group_tombstones(group_id, consumer_group.members):
+            rt.write(record)
+    elif group_id in rt.streams_groups:
+        streams_group = rt.streams_groups[group_id]
+        for record in streams_group_tombstones(group_id, streams_group.members):
             rt.write(record)
     elif group_id in rt.groups:
         rt.write(group_record(group_id, None))

@@ -14,14 +14,14 @@ collected until the call returns.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from kcsim.coordinator.records import OffsetCommitKey
 
 from .deadlines import Deadlines
 from .group_configs import GroupConfigs
 from .ids import random_uuid
-from .interface import Failure, GroupConfig, Outcome, TopicLookup
+from .interface import Failure, GroupConfig, NewTopic, Outcome, TopicLookup
 from .journal import Journal, set_add, set_discard
 from .offset_store import OffsetStore
 from .paused import PausedRegistry
@@ -40,6 +40,10 @@ if TYPE_CHECKING:
     # Types only: the groups of either kind live here, their behaviour above.
     from ..consumer.model import ConsumerGroup
     from ..groups.classic import ClassicGroup
+    from ..streams.model import StreamsGroup
+
+
+_Group = TypeVar("_Group")
 
 
 class Waiter(NamedTuple):
@@ -63,6 +67,9 @@ class GroupRuntime:
         self.groups: dict[str, ClassicGroup] = {}
         # KIP-848 groups share the group-id namespace: an id is in one dict at most.
         self.consumer_groups: dict[str, ConsumerGroup] = {}
+        # KIP-1071 groups: the same namespace. Code on the other groups' paths tests the
+        # dict's truth before looking an id up in it, so they pay nothing while none exists.
+        self.streams_groups: dict[str, StreamsGroup] = {}
         self.paused = PausedRegistry()
         self.group_configs = GroupConfigs(config)  # each group's own configs, if any
         # The fold of each record kind, by key type, registered by the part that owns it,
@@ -85,6 +92,7 @@ class GroupRuntime:
         self.cancelled: set[object] = set()
         self.responses: list[tuple[object, Struct | None]] = []  # handed on in an Outcome
         self.records: list[Record] = []
+        self.new_topics: dict[str, NewTopic] = {}  # asked for during the call, by name
         # Runs of `records` written by `write_commits`, by where each starts: (its first
         # record, where it ends). The fold of a run it finds here takes its records as
         # they are instead of checking each one's group and topic.
@@ -97,6 +105,9 @@ class GroupRuntime:
         self.responses = []
         self.records = []
         self.failures = []
+        if self.new_topics:
+            outcome.new_topics = list(self.new_topics.values())
+            self.new_topics = {}
         if self.commit_runs:
             self.commit_runs.clear()
         return outcome
@@ -196,6 +207,21 @@ class GroupRuntime:
         if not self.started:
             self.loaded[group_id] = None
 
+    def folded_group(self, groups: dict[str, _Group], group_id: str, create: bool,
+                     new: Callable[[str], _Group]) -> _Group | None:
+        """A KIP-848 or KIP-1071 group as its record's fold finds it: created by a record
+        that is not a tombstone (an Empty classic group on the id gives way, as Kafka
+        replaces simple groups), and marked loaded until the coordinator starts."""
+        group = groups.get(group_id)
+        if group is None and create:
+            classic = self.groups.get(group_id)
+            if classic is not None:
+                self.forget_group(classic)
+            group = groups[group_id] = new(group_id)
+        if group is not None:
+            self.mark_loaded(group_id)
+        return group
+
     def forget_group(self, group: ClassicGroup) -> None:
         """Remove a classic group and its timers; parked requests of its members are never answered."""
         if self.groups.get(group.group_id) is group:
@@ -210,9 +236,10 @@ class GroupRuntime:
             self.drop(member.sync_waiter)
 
     def group_exists(self, group_id: str) -> bool:
-        """Whether the id names a live group of either kind (offsets alone make a simple group)."""
+        """Whether the id names a live group of any kind (offsets alone make a simple group)."""
         classic = self.groups.get(group_id)
-        return group_id in self.consumer_groups or (classic is not None and classic.state is not DEAD)
+        return (group_id in self.consumer_groups or group_id in self.streams_groups
+                or (classic is not None and classic.state is not DEAD))
 
     # -- ids ----------------------------------------------------------------
 

@@ -19,6 +19,10 @@ SYNC = "sync"
 # KIP-848 consumer groups: a member's session, its time to revoke partitions.
 SESSION = "cg-session"
 REBALANCE = "cg-rebalance"
+# KIP-1071 streams groups: a member's session, its time to revoke tasks.
+STREAMS_SESSION = "sg-session"
+STREAMS_REBALANCE = "sg-rebalance"
+STREAMS_INITIAL_DELAY = "sg-initial-delay"  # a new group's first assignment waits
 # Offsets retention (KIP-211): one timer for the whole coordinator.
 RETENTION = "retention"
 
@@ -50,6 +54,18 @@ def session_key(group_id: str, member_id: str) -> TimerKey:
 
 def rebalance_key(group_id: str, member_id: str) -> TimerKey:
     return TimerKey(REBALANCE, group_id, member_id)
+
+
+def streams_session_key(group_id: str, member_id: str) -> TimerKey:
+    return TimerKey(STREAMS_SESSION, group_id, member_id)
+
+
+def streams_rebalance_key(group_id: str, member_id: str) -> TimerKey:
+    return TimerKey(STREAMS_REBALANCE, group_id, member_id)
+
+
+def streams_initial_delay_key(group_id: str) -> TimerKey:
+    return TimerKey(STREAMS_INITIAL_DELAY, group_id)
 
 
 RETENTION_KEY = TimerKey(RETENTION)

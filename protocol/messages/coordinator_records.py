@@ -174,3 +174,169 @@ class PausedTopicPartitionsValue(msgspec.Struct, kw_only=True, gc=False):
 
     paused_topic_partitions: list[PausedTopicPartitionsValue.PausedTopicPartitions] = []
     error_fields: ClassVar[tuple[str, ...]] = ()
+
+
+class StreamsGroupMetadataKey(msgspec.Struct, kw_only=True, gc=False):
+    """StreamsGroupMetadataKey: versions 0, never flexible."""
+
+    group_id: str = ""
+    error_fields: ClassVar[tuple[str, ...]] = ()
+
+
+class StreamsGroupMetadataValue(msgspec.Struct, kw_only=True, gc=False):
+    """StreamsGroupMetadataValue: versions 0, flexible 0+."""
+
+    class LastAssignmentConfig(msgspec.Struct, kw_only=True, gc=False):
+        key: str = ""
+        value: str = ""
+        error_fields: ClassVar[tuple[str, ...]] = ()
+
+    epoch: int = 0
+    metadata_hash: int = 0
+    validated_topology_epoch: int = -1
+    last_assignment_configs: list[StreamsGroupMetadataValue.LastAssignmentConfig] | None = None
+    stored_description_topology_epoch: int = -1
+    failed_description_topology_epoch: int = -1
+    error_fields: ClassVar[tuple[str, ...]] = ()
+
+
+class StreamsGroupTopologyKey(msgspec.Struct, kw_only=True, gc=False):
+    """StreamsGroupTopologyKey: versions 0, never flexible."""
+
+    group_id: str = ""
+    error_fields: ClassVar[tuple[str, ...]] = ()
+
+
+class StreamsGroupTopologyValue(msgspec.Struct, kw_only=True, gc=False):
+    """StreamsGroupTopologyValue: versions 0, flexible 0+."""
+
+    class TopicConfig(msgspec.Struct, kw_only=True, gc=False):
+        key: str = ""
+        value: str = ""
+        error_fields: ClassVar[tuple[str, ...]] = ()
+
+    class TopicInfo(msgspec.Struct, kw_only=True, gc=False):
+        name: str = ""
+        partitions: int = 0
+        replication_factor: int = 0
+        topic_configs: list[StreamsGroupTopologyValue.TopicConfig] = []
+        error_fields: ClassVar[tuple[str, ...]] = ()
+
+    class CopartitionGroup(msgspec.Struct, kw_only=True, gc=False):
+        source_topics: list[int] = []
+        source_topic_regex: list[int] = []
+        repartition_source_topics: list[int] = []
+        error_fields: ClassVar[tuple[str, ...]] = ()
+
+    class Subtopology(msgspec.Struct, kw_only=True, gc=False):
+        subtopology_id: str = ""
+        source_topics: list[str] = []
+        source_topic_regex: list[str] = []
+        state_changelog_topics: list[StreamsGroupTopologyValue.TopicInfo] = []
+        repartition_sink_topics: list[str] = []
+        repartition_source_topics: list[StreamsGroupTopologyValue.TopicInfo] = []
+        copartition_groups: list[StreamsGroupTopologyValue.CopartitionGroup] = []
+        error_fields: ClassVar[tuple[str, ...]] = ()
+
+    epoch: int = 0
+    subtopologies: list[StreamsGroupTopologyValue.Subtopology] = []
+    error_fields: ClassVar[tuple[str, ...]] = ()
+
+
+class StreamsGroupMemberMetadataKey(msgspec.Struct, kw_only=True, gc=False):
+    """StreamsGroupMemberMetadataKey: versions 0, never flexible."""
+
+    group_id: str = ""
+    member_id: str = ""
+    error_fields: ClassVar[tuple[str, ...]] = ()
+
+
+class StreamsGroupMemberMetadataValue(msgspec.Struct, kw_only=True, gc=False):
+    """StreamsGroupMemberMetadataValue: versions 0, flexible 0+."""
+
+    class Endpoint(msgspec.Struct, kw_only=True, gc=False):
+        host: str = ""
+        port: int = 0
+        error_fields: ClassVar[tuple[str, ...]] = ()
+
+    class KeyValue(msgspec.Struct, kw_only=True, gc=False):
+        key: str = ""
+        value: str = ""
+        error_fields: ClassVar[tuple[str, ...]] = ()
+
+    instance_id: str | None = ""
+    rack_id: str | None = ""
+    client_id: str = ""
+    client_host: str = ""
+    rebalance_timeout_ms: int = -1
+    topology_epoch: int = 0
+    process_id: str = ""
+    user_endpoint: StreamsGroupMemberMetadataValue.Endpoint | None = None
+    client_tags: list[StreamsGroupMemberMetadataValue.KeyValue] = []
+    error_fields: ClassVar[tuple[str, ...]] = ()
+
+
+class StreamsGroupTargetAssignmentMetadataKey(msgspec.Struct, kw_only=True, gc=False):
+    """StreamsGroupTargetAssignmentMetadataKey: versions 0, never flexible."""
+
+    group_id: str = ""
+    error_fields: ClassVar[tuple[str, ...]] = ()
+
+
+class StreamsGroupTargetAssignmentMetadataValue(msgspec.Struct, kw_only=True, gc=False):
+    """StreamsGroupTargetAssignmentMetadataValue: versions 0, flexible 0+."""
+
+    assignment_epoch: int = 0
+    assignment_timestamp: int = 0
+    error_fields: ClassVar[tuple[str, ...]] = ()
+
+
+class StreamsGroupTargetAssignmentMemberKey(msgspec.Struct, kw_only=True, gc=False):
+    """StreamsGroupTargetAssignmentMemberKey: versions 0, never flexible."""
+
+    group_id: str = ""
+    member_id: str = ""
+    error_fields: ClassVar[tuple[str, ...]] = ()
+
+
+class StreamsGroupTargetAssignmentMemberValue(msgspec.Struct, kw_only=True, gc=False):
+    """StreamsGroupTargetAssignmentMemberValue: versions 0, flexible 0+."""
+
+    class TaskIds(msgspec.Struct, kw_only=True, gc=False):
+        subtopology_id: str = ""
+        partitions: list[int] = []
+        error_fields: ClassVar[tuple[str, ...]] = ()
+
+    active_tasks: list[StreamsGroupTargetAssignmentMemberValue.TaskIds] = []
+    standby_tasks: list[StreamsGroupTargetAssignmentMemberValue.TaskIds] = []
+    warmup_tasks: list[StreamsGroupTargetAssignmentMemberValue.TaskIds] = []
+    error_fields: ClassVar[tuple[str, ...]] = ()
+
+
+class StreamsGroupCurrentMemberAssignmentKey(msgspec.Struct, kw_only=True, gc=False):
+    """StreamsGroupCurrentMemberAssignmentKey: versions 0, never flexible."""
+
+    group_id: str = ""
+    member_id: str = ""
+    error_fields: ClassVar[tuple[str, ...]] = ()
+
+
+class StreamsGroupCurrentMemberAssignmentValue(msgspec.Struct, kw_only=True, gc=False):
+    """StreamsGroupCurrentMemberAssignmentValue: versions 0, flexible 0+."""
+
+    class TaskIds(msgspec.Struct, kw_only=True, gc=False):
+        subtopology_id: str = ""
+        partitions: list[int] = []
+        assignment_epochs: list[int] | None = None
+        error_fields: ClassVar[tuple[str, ...]] = ()
+
+    member_epoch: int = 0
+    previous_member_epoch: int = 0
+    state: int = 0
+    active_tasks: list[StreamsGroupCurrentMemberAssignmentValue.TaskIds] = []
+    standby_tasks: list[StreamsGroupCurrentMemberAssignmentValue.TaskIds] = []
+    warmup_tasks: list[StreamsGroupCurrentMemberAssignmentValue.TaskIds] = []
+    active_tasks_pending_revocation: list[StreamsGroupCurrentMemberAssignmentValue.TaskIds] = []
+    standby_tasks_pending_revocation: list[StreamsGroupCurrentMemberAssignmentValue.TaskIds] = []
+    warmup_tasks_pending_revocation: list[StreamsGroupCurrentMemberAssignmentValue.TaskIds] = []
+    error_fields: ClassVar[tuple[str, ...]] = ()

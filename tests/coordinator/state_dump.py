@@ -37,6 +37,7 @@ def dump(gc: GroupCoordinator) -> dict[str, Any]:
     return {
         "classic": {gid: _slots(g) for gid, g in rt.groups.items()},
         "consumer": {gid: _slots(g) for gid, g in rt.consumer_groups.items()},
+        "streams": {gid: _slots(g) for gid, g in rt.streams_groups.items()},
         "offsets": _plain(rt.offsets.by_group),
         "paused": _plain(rt.paused.by_group),
         "timers": dict(deadlines._by_key),

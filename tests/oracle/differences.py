@@ -62,6 +62,36 @@ def _value(expected: object, actual: object) -> bool:
 
 ALLOWED: tuple[Allowed, ...] = (
     Allowed(
+        "streams-topology-crash", "StreamsGroupHeartbeat", "error_code", BY_DESIGN,
+        "A joining member's topology with two subtopologies of one id, a copartition group "
+        "naming a topic its subtopology does not read, or a repartition topic of a negative "
+        "partition count: Kafka 4.4's coordinator fails on it with an unexpected exception "
+        "(UNKNOWN_SERVER_ERROR); kcsim refuses it as an invalid topology "
+        "(STREAMS_INVALID_TOPOLOGY), as Kafka refuses the topologies it checks.",
+        scenario="sg_errors", kcsim=130, kafka=-1),
+    Allowed(
+        "streams-static-rejoin", "StreamsGroupHeartbeat", "*_tasks*", NOT_YET_FIXED,
+        "A static member that left for a while (epoch -2) and rejoins under a new member id: "
+        "kcsim hands it its previous tasks in the answer to the rejoin, at the group's epoch, "
+        "as Kafka hands a KIP-848 static member its partitions. Kafka 4.4 answers the rejoin "
+        "with no tasks at that epoch (the group shows Stable, the member's target holds the "
+        "tasks), and its next heartbeat bumps the group epoch and gives them back.",
+        scenario="sg_static_and_commits"),
+    Allowed(
+        "streams-static-rejoin-epoch", "StreamsGroupHeartbeat", "member_epoch", NOT_YET_FIXED,
+        "The epoch bump of that next heartbeat (see streams-static-rejoin).",
+        scenario="sg_static_and_commits"),
+    Allowed(
+        "streams-static-rejoin-describe", "StreamsGroupDescribe", "groups[*]*", NOT_YET_FIXED,
+        "The rejoined static member's tasks and the group's epochs, as described after the "
+        "rejoin and after its next heartbeat (see streams-static-rejoin).",
+        scenario="sg_static_and_commits"),
+    Allowed(
+        "streams-topology-crash-message", "StreamsGroupHeartbeat", "error_message", BY_DESIGN,
+        "The same topologies (see streams-topology-crash): Kafka's unexpected exception "
+        "carries no message; kcsim says what is wrong with the topology.",
+        scenario="sg_errors", kcsim="<text>", kafka=None),
+    Allowed(
         "extension-apis", "ApiVersions", "api_keys[100?]", KAFKA_ONLY,
         "kcsim's KIP-1249 extension APIs (PausePartitions, ResumePartitions, "
         "ListPausedPartitions; keys 1000-1002 by default, `--no-extensions` turns them off) "
@@ -148,7 +178,7 @@ NORMALISED: tuple[tuple[str, str], ...] = (
     ("arrays of structs", "compared as sets keyed by their identifying field (API key, "
      "group id, topic name, partition, member): no client reads meaning into their order"),
     ("ApiVersions", "only the APIs kcsim declares are compared, and only the features it "
-     "implements (Kafka 4.4 also reports kraft.version, share.version, streams.version and "
+     "implements (Kafka 4.4 also reports kraft.version, share.version and "
      "eligible.leader.replicas.version); `finalized_features_epoch` (Kafka's metadata "
      "offset) only as known (>= 0) or not"),
     ("ListGroups", "only the scenario's own groups are compared (the Kafka broker is shared "
@@ -180,6 +210,20 @@ NOTES: tuple[tuple[str, str], ...] = (
      "when its coordinator learns of a topic created after the group subscribed to it. "
      "kcsim bumps once. Clients only echo epochs, so the oracle compares epochs by order "
      "and equality, not by value."),
+    ("KIP-1071 streams groups: what kcsim does not do yet",
+     "kcsim's streams groups place active tasks with a sticky assignor and standby tasks "
+     "(`--streams-group-num-standby-replicas`) on another process, but no warm-up tasks; "
+     "they have no `streams.*` group configs (the broker's settings rule every group), no "
+     "topology description (KIP-1331: `topology_description_required` is false, as on a "
+     "Kafka without its plugin) and no interactive-query endpoint map "
+     "(`partitions_by_user_endpoint` is null). As Kafka 4.4, a new group's first target "
+     "waits `--streams-group-initial-rebalance-delay-ms` (3 s) and later ones "
+     "`--streams-group-assignment-interval-ms` (1 s), answered `ASSIGNMENT_DELAYED`; the "
+     "oracle runs both brokers with 0. A group's internal topics are created by the broker "
+     "in the heartbeat that finds them missing, where Kafka's coordinator asks its "
+     "controller and they land a little later: the oracle compares the first join and "
+     "waits (uncompared) for the tasks. Kafka 4.4 bumps a new group's epoch twice on its "
+     "first join, kcsim once (epochs are compared by order, as for KIP-848 groups)."),
     ("kafka-python 3.0.12 stalls after a metadata-triggered rejoin: a client bug",
      "Create a topic with CreateTopics, subscribe one kafka-python 3.0.12 consumer and "
      "poll with short time-outs: now and then (3 of 28 runs against Kafka 4.4.0, 2 of "

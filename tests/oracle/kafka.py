@@ -55,6 +55,10 @@ GROUP_SETTINGS: tuple[tuple[str, str, int], ...] = (
     # the group's own consumer.assignment.interval.ms.
     ("consumer_group_assignment_interval_ms", "group.consumer.assignment.interval.ms", 0),
     ("offsets_topic_num_partitions", "offsets.topic.num.partitions", 1),
+    # Streams groups assign at once too (Kafka's defaults delay a new group's first
+    # assignment by 3 s, and each next by 1 s); tests/coordinator covers both.
+    ("streams_group_initial_rebalance_delay_ms", "group.streams.initial.rebalance.delay.ms", 0),
+    ("streams_group_assignment_interval_ms", "group.streams.assignment.interval.ms", 0),
 )
 
 # Settings every test broker gets; `KafkaBroker(settings=...)` adds or overrides.

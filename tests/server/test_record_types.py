@@ -37,6 +37,7 @@ from kcsim.server.state.config_records import BrokerConfigKey, BrokerConfigValue
 from kcsim.server.state.topic_records import TopicKey, TopicValue
 from kcsim.storage import Record, RecordLog
 from kcsim.storage.segment import segment_name
+from tests.coordinator.test_streams_records import CASES as STREAMS_CASES
 
 TOPIC_ID = bytes(range(16))
 STAMP = 1_700_000_000_000
@@ -87,6 +88,11 @@ def config_records() -> list[Record]:
     ]
 
 
+def streams_records() -> list[Record]:
+    """A streams group's records (KIP-1071, written after the format above was fixed)."""
+    return [record for record, *_ in STREAMS_CASES]
+
+
 def write(path, records: list[Record]) -> None:
     """The first two records in one append (a batch frame), the rest one append each."""
     with RecordLog.open(path, types=RECORD_TYPES) as log:
@@ -134,13 +140,19 @@ def test_every_record_type_is_declared_at_its_stable_id():
         (12, "producer_id_block", 0),
         (20, "broker_config", 0),
         (21, "group_config", 0),
+        (22, "streams_group_metadata", 0),
+        (23, "streams_group_topology", 0),
+        (24, "streams_group_member", 0),
+        (25, "streams_group_target_assignment_metadata", 0),
+        (26, "streams_group_target_assignment_member", 0),
+        (27, "streams_group_current_member_assignment", 0),
     ]
-    records = one_of_each_type() + transaction_records() + config_records()
+    records = one_of_each_type() + transaction_records() + config_records() + streams_records()
     assert {RECORD_TYPES.of(r).name for r in records} == {t.name for t in RECORD_TYPES}
 
 
 def test_every_record_type_and_its_tombstone_round_trips(tmp_path):
-    records = one_of_each_type() + transaction_records() + config_records()
+    records = one_of_each_type() + transaction_records() + config_records() + streams_records()
     records += [Record(r.key, None) for r in records]
     with RecordLog.open(tmp_path, types=RECORD_TYPES) as log:
         for record in records:

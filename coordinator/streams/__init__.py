@@ -1,0 +1,1 @@
+"""KIP-1071 streams groups: Kafka Streams applications as groups of the coordinator."""
