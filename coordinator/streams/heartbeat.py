@@ -5,8 +5,9 @@ shape by `rules.CARRIES`, the topology, the group, the member and its epoch). Th
 heartbeat, reading the group as its records will make it: (1) creates or updates the
 member and, for the first member, stores the topology (`rules.ON_TOPOLOGY`); (2) bumps
 the group epoch when a member's metadata, the topics the topology names or its
-readiness changed (`StreamsGroups.next_epoch`); (3) computes a new target when the group
-epoch is ahead of it; (4) moves the member one step towards its target. The answer
+readiness changed, or when a static member back under a new id still lacks its target
+(`StreamsGroups.next_epoch`); (3) computes a new target when the group epoch is ahead of
+it; (4) moves the member one step towards its target. The answer
 carries the statuses Kafka sends: a stale topology, missing source or internal topics
 (which the broker is asked to create), incorrectly partitioned topics, a shutdown.
 """
@@ -237,10 +238,11 @@ class HeartbeatHandler:
             view.target[member_id] = inherited
             bump = False
         else:
-            bump = updated.metadata() != member.metadata() or member_id not in group.members
-            if bump:
+            changed = updated.metadata() != member.metadata() or member_id not in group.members
+            if changed:
                 rt.write(member_record(gid, updated))
                 view = view_of(view, group.members.get(member_id), updated)
+            bump = changed or _short_of_target(group, member)
         epoch, configured = self.ops.next_epoch(view, bump, known)
         delayed = None
         if epoch > view.assignment_epoch:
@@ -258,7 +260,10 @@ class HeartbeatHandler:
         owner: Owner = view.owner
         if replaced is not None:
             owner = _renamed_owner(view, replaced.member_id, member_id)
-        nxt = reconcile(updated, target_epoch, targets.get(member_id, EMPTY_TASKS), owner, owned)
+        target = targets.get(member_id, EMPTY_TASKS)
+        if replaced is not None and target_epoch <= view.assignment_epoch:
+            target = EMPTY_TASKS  # see _short_of_target
+        nxt = reconcile(updated, target_epoch, target, owner, owned)
         if nxt is not updated:
             self.ops.write_current(gid, nxt)
         self.ops.schedule_session(gid, member_id)
@@ -398,6 +403,17 @@ def _set_tasks(response: Response, tasks: TaskTuple) -> None:
     response.active_tasks = response_tasks(tasks.active)
     response.standby_tasks = response_tasks(tasks.standby)
     response.warmup_tasks = response_tasks(tasks.warmup)
+
+
+def _short_of_target(group: StreamsGroup, member: StreamsMember) -> bool:
+    """Whether the member is reconciled to the group's target epoch without its target: a
+    static member back under a new id. Kafka 4.4 answers that rejoin at the target epoch
+    with no tasks (the group stays Stable) though the target it writes for the new id
+    holds the old member's tasks, as if it read the target under the new id before the
+    replacement's records were in; the member's next heartbeat bumps the group epoch, and
+    the new target hands the tasks back."""
+    return (member.is_reconciled_to(group.assignment_epoch)
+            and member.assigned != group.target.get(member.member_id, EMPTY_TASKS))
 
 
 def _renamed_owner(group: StreamsGroup, old_id: str, new_id: str) -> Owner:

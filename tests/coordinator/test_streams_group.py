@@ -286,7 +286,10 @@ def test_a_silent_member_is_fenced_when_its_session_expires_and_its_tasks_move()
     assert owned["m2"] == ALL_TASKS
 
 
-def test_a_static_member_comes_back_to_its_tasks_without_a_rebalance() -> None:
+def test_a_static_member_back_under_a_new_id_gets_its_tasks_on_its_next_heartbeat() -> None:
+    """As Kafka 4.4: the rejoin is answered at the group's epoch with no tasks (the group
+    stays Stable, the new id's target holds the old tasks); the next heartbeat bumps the
+    group epoch and hands them back."""
     h = StreamsHarness()
     joined = h.join("m1", instance_id="app-1")
     r = h.beat("m1", joined.member_epoch, set())
@@ -296,9 +299,18 @@ def test_a_static_member_comes_back_to_its_tasks_without_a_rebalance() -> None:
     left = h.call(88, 1, T(group_id="app", member_id="m1", member_epoch=-2, instance_id="app-1"))
     assert (left.error_code, left.member_epoch) == (0, -2)
     back = h.join("m1-again", instance_id="app-1")
-    assert back.error_code == 0
-    assert tasks_of(back.active_tasks) == owned["m1"]
-    assert h.describe().group_epoch == epoch
+    assert (back.error_code, back.member_epoch, back.active_tasks) == (0, epoch, [])
+    described = h.describe()
+    assert (described.group_epoch, described.group_state) == (epoch, "Stable")
+    again = next(m for m in described.members if m.member_id == "m1-again")
+    assert tasks_of(again.assignment.active_tasks) == set()
+    assert tasks_of(again.target_assignment.active_tasks) == owned["m1"]
+    nxt = h.beat("m1-again", back.member_epoch, set(), instance_id="app-1")
+    assert (nxt.error_code, nxt.member_epoch) == (0, epoch + 1)
+    assert tasks_of(nxt.active_tasks) == owned["m1"]
+    assert h.describe().group_epoch == epoch + 1
+    quiet = h.beat("m1-again", nxt.member_epoch, owned["m1"], instance_id="app-1")
+    assert (quiet.member_epoch, quiet.active_tasks) == (epoch + 1, None)
     taken = h.join("m3", instance_id="app-2")
     assert taken.error_code == E.UNRELEASED_INSTANCE_ID
 

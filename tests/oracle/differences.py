@@ -70,23 +70,6 @@ ALLOWED: tuple[Allowed, ...] = (
         "(STREAMS_INVALID_TOPOLOGY), as Kafka refuses the topologies it checks.",
         scenario="sg_errors", kcsim=130, kafka=-1),
     Allowed(
-        "streams-static-rejoin", "StreamsGroupHeartbeat", "*_tasks*", NOT_YET_FIXED,
-        "A static member that left for a while (epoch -2) and rejoins under a new member id: "
-        "kcsim hands it its previous tasks in the answer to the rejoin, at the group's epoch, "
-        "as Kafka hands a KIP-848 static member its partitions. Kafka 4.4 answers the rejoin "
-        "with no tasks at that epoch (the group shows Stable, the member's target holds the "
-        "tasks), and its next heartbeat bumps the group epoch and gives them back.",
-        scenario="sg_static_and_commits"),
-    Allowed(
-        "streams-static-rejoin-epoch", "StreamsGroupHeartbeat", "member_epoch", NOT_YET_FIXED,
-        "The epoch bump of that next heartbeat (see streams-static-rejoin).",
-        scenario="sg_static_and_commits"),
-    Allowed(
-        "streams-static-rejoin-describe", "StreamsGroupDescribe", "groups[*]*", NOT_YET_FIXED,
-        "The rejoined static member's tasks and the group's epochs, as described after the "
-        "rejoin and after its next heartbeat (see streams-static-rejoin).",
-        scenario="sg_static_and_commits"),
-    Allowed(
         "streams-topology-crash-message", "StreamsGroupHeartbeat", "error_message", BY_DESIGN,
         "The same topologies (see streams-topology-crash): Kafka's unexpected exception "
         "carries no message; kcsim says what is wrong with the topology.",
