@@ -169,3 +169,19 @@ def test_bad_pauses_get_error_codes_and_change_nothing() -> None:
     assert h.pause("gone", {"words": [0]}).error_code == E.GROUP_ID_NOT_FOUND
     assert len(owners(h)) == 8
     settle(h, epochs)
+
+
+def test_the_assignor_places_no_paused_task_and_places_no_new_standby_for_one() -> None:
+    from kcsim.coordinator.streams.assignor import MemberSpec, assign
+    from kcsim.coordinator.streams.model import NO_TASKS, TaskTuple
+
+    held_standby = TaskTuple(NO_TASKS, {"s": frozenset({0})}, NO_TASKS)
+    members = [MemberSpec("a", "p1", held_standby), MemberSpec("b", "p2", TaskTuple(
+        {"s": frozenset({0, 1})}, NO_TASKS, NO_TASKS)), MemberSpec("c", "p3", held_standby)]
+    out = assign(members, {"s": 3}, standby_replicas=1, stateful={"s"},
+                 paused={("s", 0), ("s", 2)})
+    active = {(s, p) for t in out.values() for s, ps in t.active.items() for p in ps}
+    assert active == {("s", 1)}
+    # Both standbys of the paused task stay: they are on two processes.
+    assert {m for m, t in out.items() if ("s", 0) in held(t.standby)} == {"a", "c"}
+    assert all(("s", 2) not in held(t.standby) for t in out.values())
