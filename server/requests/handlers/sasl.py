@@ -73,7 +73,7 @@ def describe_user_scram_credentials(broker: BrokerState, ctx: Any, request: Any)
                                       error_message=_NO_SUCH_USER + name))
             continue
         results.append(_Described(user=name, credential_infos=[
-            _Described.CredentialInfo(mechanism=m, iterations=c.iterations)
+            DescribeResponse.CredentialInfo(mechanism=m, iterations=c.iterations)
             for m, c in found.items()]))
     return DescribeResponse(results=results)
 
