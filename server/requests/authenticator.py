@@ -177,7 +177,9 @@ class Authenticator:
             elif state is State.INITIAL:
                 self.state = State.HANDSHAKE_OR_VERSIONS
             return Step(answer)
-        assert plan is not None
+        if plan is None:  # SaslHandshake or SaslAuthenticate of a version not served
+            self.state = State.FAILED
+            return Step(None, Close.AT_ONCE, f"{event.value} v{version} is not served")
         try:
             client_id, pos = read_client_id(frame, plan.header_version)
             request, _ = plan.decode(frame, pos)

@@ -31,8 +31,11 @@ class Failed(Exception):
 
 
 class Mechanism(Protocol):
-    complete: bool
-    user: str | None
+    @property
+    def complete(self) -> bool: ...
+
+    @property
+    def user(self) -> str | None: ...  # who authenticated, once complete
 
     def step(self, token: bytes) -> bytes: ...
 
