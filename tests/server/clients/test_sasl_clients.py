@@ -1,9 +1,12 @@
-"""Real clients over SASL: kafka-python and confluent-kafka authenticate with PLAIN over
+"""Real clients over SASL: kafka-python, confluent-kafka and the Java client 4.x authenticate with PLAIN over
 SASL_PLAINTEXT and with SCRAM-SHA-512 over SASL_PLAINTEXT and SASL_SSL (the SCRAM user made
 through their own admin clients, AlterUserScramCredentials), produce, consume in a group and
 commit; the broker's request log names the user each request came from."""
 
 from __future__ import annotations
+
+import json
+import uuid
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
@@ -13,6 +16,8 @@ from confluent_kafka.admin import (
     ScramMechanism,
     UserScramCredentialUpsertion,
 )
+
+from . import javaclient
 
 MESSAGES = 20
 pytestmark = pytest.mark.kcsim(initial_rebalance_delay_ms=0)
@@ -146,3 +151,30 @@ def test_kafka_python_with_scram_sha_512(kcsim_sasl, listener):
     group = f"kp-scram-{listener}"
     assert _kafka_python_round_trip(kafka, settings, f"sasl-kp-{listener}", group) == MESSAGES
     assert _principals_of(kcsim_sasl, group) == {"User:dave"}
+
+
+@pytest.mark.parametrize(("listener", "mechanism", "user"), [
+    ("SASL_PLAINTEXT", "PLAIN", "alice"), ("SASL_PLAINTEXT", "SCRAM-SHA-512", "erin"),
+    ("SASL_SSL", "SCRAM-SHA-512", "erin")])
+def test_java_client_4x(kcsim_sasl, tmp_path, listener, mechanism, user):
+    javaclient.skip_without_java()
+    password = f"{user}-secret"
+    if mechanism != "PLAIN":
+        _confluent_scram_user(kcsim_sasl, user, password)
+    module = ("plain.PlainLoginModule" if mechanism == "PLAIN" else "scram.ScramLoginModule")
+    lines = [f"security.protocol={listener}", f"sasl.mechanism={mechanism}",
+             f"sasl.jaas.config=org.apache.kafka.common.security.{module} required "
+             f'username="{user}" password="{password}";']
+    if listener == "SASL_SSL":
+        lines += ["ssl.truststore.type=PEM", f"ssl.truststore.location={kcsim_sasl.ssl_ca_file}"]
+    properties = tmp_path / "client.properties"
+    properties.write_text("\n".join(lines) + "\n")
+    topic, group = f"sasl-java-{uuid.uuid4().hex[:6]}", f"sasl-java-{listener}-{mechanism}"
+    proc = javaclient.run("SecureClient", kcsim_sasl.bootstrap_of(listener), str(properties),
+                          topic, group, str(MESSAGES), timeout=180,
+                          version=javaclient.MAVEN_CLIENT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    steps = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert steps[-1] == {"step": "consume", "seen": MESSAGES, "committed": MESSAGES}
+    assert kcsim_sasl.committed(group) == {(topic, 0): MESSAGES}
+    assert _principals_of(kcsim_sasl, group) == {f"User:{user}"}
