@@ -17,6 +17,8 @@ from kcsim.protocol.scram import SCRAM_SHA_256, SCRAM_SHA_512, salted_password
 
 from .rawkafka import decode_response, request_frame
 from .saslkit import ScramClient, plain_token
+from .test_tls import _closed_by_broker as _closed
+from .test_tls import _read
 
 HANDSHAKE, AUTHENTICATE, METADATA, DESCRIBE_SCRAM, ALTER_SCRAM = 17, 36, 3, 50, 51
 SASL = {"listeners": "SASL_PLAINTEXT://127.0.0.1:0,PLAINTEXT://127.0.0.1:0",
@@ -28,15 +30,6 @@ def _connect(srv, listener: str = "SASL_PLAINTEXT") -> socket.socket:
     return socket.create_connection((host, int(port)), timeout=10)
 
 
-def _read(sock: socket.socket, n: int) -> bytes:
-    out = b""
-    while len(out) < n:
-        chunk = sock.recv(n - len(out))
-        assert chunk, "closed by the broker"
-        out += chunk
-    return out
-
-
 def _frame(sock: socket.socket) -> bytes:
     (size,) = struct.unpack(">i", _read(sock, 4))
     return _read(sock, size)
@@ -45,14 +38,6 @@ def _frame(sock: socket.socket) -> bytes:
 def _call(sock: socket.socket, api_key: int, version: int, request, correlation_id: int = 7):
     sock.sendall(request_frame(api_key, version, correlation_id, request))
     return decode_response(api_key, version, _frame(sock))[1]
-
-
-def _closed(sock: socket.socket, within_s: float = 10) -> bool:
-    sock.settimeout(within_s)
-    try:
-        return sock.recv(4096) == b""
-    except ConnectionResetError:
-        return True
 
 
 def _handshake(sock: socket.socket, mechanism: str, version: int = 1):

@@ -9,7 +9,7 @@ import json
 import uuid
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import (
     AdminClient,
     ScramCredentialInfo,
@@ -18,8 +18,9 @@ from confluent_kafka.admin import (
 )
 
 from . import javaclient
+from .roundtrip import MESSAGES
+from .roundtrip import confluent_round_trip as _confluent_round_trip
 
-MESSAGES = 20
 pytestmark = pytest.mark.kcsim(initial_rebalance_delay_ms=0)
 
 
@@ -37,30 +38,6 @@ def _confluent_scram_user(srv, user: str, password: str) -> None:
         user, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192), password.encode())
     for future in admin.alter_user_scram_credentials([upsert]).values():
         future.result(timeout=30)
-
-
-def _confluent_round_trip(settings: dict[str, str], topic: str, group: str) -> int:
-    producer = Producer(settings)
-    for i in range(MESSAGES):
-        producer.produce(topic, f"v{i}".encode())
-    assert producer.flush(30) == 0
-    consumer = Consumer({**settings, "group.id": group, "auto.offset.reset": "earliest",
-                         "enable.auto.commit": False})
-    try:
-        consumer.subscribe([topic])
-        seen = 0
-        for _ in range(200):
-            msg = consumer.poll(0.5)
-            if msg is not None and msg.error() is None:
-                seen += 1
-                if seen == MESSAGES:
-                    break
-        assert seen == MESSAGES
-        consumer.commit(asynchronous=False)
-        (committed,) = consumer.committed([TopicPartition(topic, 0)], timeout=10)
-        return int(committed.offset)
-    finally:
-        consumer.close()
 
 
 def _principals_of(srv, group: str) -> set[str]:
