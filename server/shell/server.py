@@ -433,21 +433,24 @@ class Server:
         receive is a batch (`_finish_batch`); an incomplete frame is carried over to the
         next receive (`carry`: what came before, after a SASL exchange)."""
         batch = _Batch()
-        if carry:
-            carry = bytearray(carry)
+        data: bytes | bytearray = bytearray(carry)
         while True:
-            received = await stream.receive(_RECV)
-            if not received:
-                return
-            conn.received += 1
-            data: bytes | bytearray = received
-            if carry:
-                carry += received
-                data = carry
+            if data:  # frames received with the end of a SASL exchange: answered now
+                carry = b""
+            else:
+                received = await stream.receive(_RECV)
+                if not received:
+                    return
+                conn.received += 1
+                data = received
+                if carry:
+                    carry += received
+                    data = carry
             view = memoryview(data)
             batch.start(self.clock.now_ms(), self.broker.handled)
             reply = self._answer_frames(data, view, conn, batch)
             carry = await self._finish_batch(stream, conn, batch, data, view, reply)
+            data = b""
 
     async def _serve_parked(self, sock: DirectSocket, conn: _Connection) -> None:
         """A plaintext connection's requests, in order, until it closes: served by the

@@ -65,6 +65,18 @@ def test_plain_then_requests_served_with_the_users_principal(kcsim_embedded_fact
         ("Metadata", "User:alice"), ("SaslAuthenticate", "User:alice")]
 
 
+def test_a_request_sent_with_the_last_sasl_frame_is_answered_at_once(kcsim_embedded_factory):
+    srv = kcsim_embedded_factory(**SASL)
+    with _connect(srv) as sock:
+        assert _handshake(sock, "PLAIN").error_code == 0
+        token = request_class(AUTHENTICATE)(auth_bytes=plain_token("alice", "alice-secret"))
+        sock.sendall(request_frame(AUTHENTICATE, 2, 8, token)
+                     + request_frame(METADATA, 12, 9, request_class(METADATA)(topics=None)))
+        assert decode_response(AUTHENTICATE, 2, _frame(sock))[1].error_code == 0
+        correlation_id, metadata = decode_response(METADATA, 12, _frame(sock))
+        assert (correlation_id, bool(metadata.brokers)) == (9, True)
+
+
 def test_bad_credentials_are_answered_after_the_delay_then_closed(kcsim_embedded_factory):
     srv = kcsim_embedded_factory(**SASL, connection_failed_authentication_delay_ms=300)
     with _connect(srv) as sock:
