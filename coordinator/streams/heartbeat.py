@@ -423,15 +423,16 @@ def _renamed_owner(group: StreamsGroup, old_id: str, new_id: str) -> Owner:
 
 def check_epoch(member: StreamsMember, epoch: int, owned: TaskTuple | None) -> None:
     """FENCED_MEMBER_EPOCH unless the epoch is the member's, or its previous one with a
-    subset of its tasks (the answer that bumped the epoch was lost)."""
+    subset of its tasks (the answer that bumped the epoch was lost). Kafka 4.4's message
+    speaks of partitions, as for a consumer group."""
     if epoch > member.member_epoch:
         raise Refused(E.FENCED_MEMBER_EPOCH, "The streams group member has a greater member "
                       f"epoch ({epoch}) than the one known by the group coordinator "
-                      f"({member.member_epoch}). The member must abandon all its tasks and "
+                      f"({member.member_epoch}). The member must abandon all its partitions and "
                       "rejoin.")
     if epoch < member.member_epoch and not (
             epoch == member.previous_member_epoch and is_subset(owned, member.assigned)):
         raise Refused(E.FENCED_MEMBER_EPOCH, "The streams group member has a smaller member "
                       f"epoch ({epoch}) than the one known by the group coordinator "
-                      f"({member.member_epoch}). The member must abandon all its tasks and "
+                      f"({member.member_epoch}). The member must abandon all its partitions and "
                       "rejoin.")
