@@ -140,10 +140,6 @@ STREAMS_KEYS = ["streams.session.timeout.ms", "streams.heartbeat.interval.ms",
 
 def streams_group_configs(run: Run) -> None:
     group = run.group()
-    describe(run, GROUP, group, STREAMS_KEYS)
-    incremental(run, GROUP, group, ("streams.session.timeout.ms", SET, "50000"),
-                ("streams.num.standby.replicas", SET, "1"))
-    describe(run, GROUP, group, STREAMS_KEYS)
     for name, value in (("streams.session.timeout.ms", "1000"),
                         ("streams.heartbeat.interval.ms", "20000"),
                         ("streams.heartbeat.interval.ms", "14000"),
@@ -157,6 +153,10 @@ def streams_group_configs(run: Run) -> None:
                         ("streams.acceptable.recovery.lag", "-1"),
                         ("streams.task.offset.interval.ms", "1000")):
         incremental(run, GROUP, group, (name, SET, value), validate_only=True)
+    describe(run, GROUP, group, STREAMS_KEYS)
+    incremental(run, GROUP, group, ("streams.session.timeout.ms", SET, "50000"),
+                ("streams.num.standby.replicas", SET, "1"))
+    describe(run, GROUP, group, STREAMS_KEYS)
     incremental(run, GROUP, group, ("streams.session.timeout.ms", SET, "46000"),
                 ("streams.heartbeat.interval.ms", SET, "6000"))
     describe(run, GROUP, group, STREAMS_KEYS + GROUP_KEYS)
