@@ -316,6 +316,53 @@ class Config(msgspec.Struct, kw_only=True):
         description="group.streams.num.standby.replicas: standby tasks per task, each on "
                     "another process than the active one",
     )] = _GROUP.streams_group_num_standby_replicas
+    streams_group_min_session_timeout_ms: Annotated[Positive32, Meta(
+        description="group.streams.min.session.timeout.ms: the least a group's "
+                    "streams.session.timeout.ms may be set to",
+    )] = _GROUP.streams_group_min_session_timeout_ms
+    streams_group_max_session_timeout_ms: Annotated[Positive32, Meta(
+        description="group.streams.max.session.timeout.ms: the most a group's "
+                    "streams.session.timeout.ms may be set to",
+    )] = _GROUP.streams_group_max_session_timeout_ms
+    streams_group_min_heartbeat_interval_ms: Annotated[Positive32, Meta(
+        description="group.streams.min.heartbeat.interval.ms: the least a group's "
+                    "streams.heartbeat.interval.ms may be set to",
+    )] = _GROUP.streams_group_min_heartbeat_interval_ms
+    streams_group_max_heartbeat_interval_ms: Annotated[Positive32, Meta(
+        description="group.streams.max.heartbeat.interval.ms: the most a group's "
+                    "streams.heartbeat.interval.ms may be set to",
+    )] = _GROUP.streams_group_max_heartbeat_interval_ms
+    streams_group_min_assignment_interval_ms: Annotated[Int32, Meta(
+        description="group.streams.min.assignment.interval.ms: the least a group's "
+                    "streams.assignment.interval.ms may be set to",
+    )] = _GROUP.streams_group_min_assignment_interval_ms
+    streams_group_max_assignment_interval_ms: Annotated[Int32, Meta(
+        description="group.streams.max.assignment.interval.ms: the most a group's "
+                    "streams.assignment.interval.ms may be set to",
+    )] = _GROUP.streams_group_max_assignment_interval_ms
+    streams_group_max_standby_replicas: Annotated[Int32, Meta(
+        description="group.streams.max.standby.replicas: the most a group's "
+                    "streams.num.standby.replicas may be set to",
+    )] = _GROUP.streams_group_max_standby_replicas
+    streams_group_num_warmup_replicas: Annotated[Int32, Meta(
+        description="group.streams.num.warmup.replicas: kept, but no warm-up task is placed, "
+                    "as in Kafka 4.4",
+    )] = _GROUP.streams_group_num_warmup_replicas
+    streams_group_max_warmup_replicas: Annotated[Int32, Meta(
+        description="group.streams.max.warmup.replicas: the most a group's "
+                    "streams.num.warmup.replicas may be set to",
+    )] = _GROUP.streams_group_max_warmup_replicas
+    streams_group_acceptable_recovery_lag: Annotated[int, Meta(
+        ge=0, description="group.streams.acceptable.recovery.lag: told to streams members",
+    )] = _GROUP.streams_group_acceptable_recovery_lag
+    streams_group_task_offset_interval_ms: Annotated[Positive32, Meta(
+        description="group.streams.task.offset.interval.ms: how often streams members report "
+                    "their task offsets (told to them)",
+    )] = _GROUP.streams_group_task_offset_interval_ms
+    streams_group_min_task_offset_interval_ms: Annotated[Positive32, Meta(
+        description="group.streams.min.task.offset.interval.ms: the least a group's "
+                    "streams.task.offset.interval.ms may be set to",
+    )] = _GROUP.streams_group_min_task_offset_interval_ms
     transaction_max_timeout_ms: Annotated[Positive32, Meta(
         description="transaction.max.timeout.ms: the longest transaction timeout a producer "
                     "may ask for")] = TxnConfig().transaction_max_timeout_ms
