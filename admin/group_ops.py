@@ -44,7 +44,7 @@ TYPES_FILTER_VERSION = 5
 CLASSIC, CONSUMER = "classic", "consumer"
 CONSUMER_PROTOCOL = "consumer"
 GROUP_STATES = ("Empty", "Stable", "PreparingRebalance", "CompletingRebalance", "Assigning",
-                "Reconciling", "Dead")
+                "Reconciling", "NotReady", "Dead")
 _CANONICAL_STATE = {s.lower(): s for s in GROUP_STATES}
 
 
