@@ -131,6 +131,7 @@ class StreamsGroupDescription:
     topology_epoch: int = 0
     subtopologies: tuple[Subtopology, ...] = ()
     members: tuple[StreamsMemberDescription, ...] = ()
+    assignor: str | None = None  # the server assignor (StreamsGroupDescribe v1)
 
     @property
     def source_topics(self) -> set[str]:

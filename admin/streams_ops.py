@@ -68,7 +68,7 @@ def _describe_on(call: Call, node: Node, groups: list[str]) -> Step[dict[str, An
             topology_epoch=topology.epoch if topology is not None else -1,
             subtopologies=tuple(_subtopology(s) for s in (topology.subtopologies or ()))
             if topology is not None else (),
-            members=tuple(_member(m) for m in g.members))
+            members=tuple(_member(m) for m in g.members), assignor=g.assignor_name)
     return out
 
 

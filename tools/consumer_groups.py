@@ -16,7 +16,7 @@ from .group_command.report import USAGE_ERROR, Reporter, UsageError
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
 ACTIONS: dict[str, Callable[[AdminClient, Options, Reporter], None]] = {
     "list": listing.list_groups,
@@ -38,12 +38,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, reporter: Reporter | None = None) -> int:
+    return run_actions(args, validate, ACTIONS, reporter)
+
+
+def run_actions(
+    args: argparse.Namespace, check: Callable[[argparse.Namespace], Options],
+    actions: Mapping[str, Callable[[AdminClient, Options, Reporter], None]],
+    reporter: Reporter | None = None,
+) -> int:
+    """Validate the arguments, run the chosen action, and say how it went (the exit code)."""
     report = reporter or Reporter()
     parser: argparse.ArgumentParser = args.parser
     try:
-        opts = validate(args)
+        opts = check(args)
         with _client(opts) as admin:
-            ACTIONS[opts.action](admin, opts, report)
+            actions[opts.action](admin, opts, report)
     except UsageError as exc:
         parser.print_usage(report.err)
         report.warn(f"{parser.prog}: error: {exc}")

@@ -130,6 +130,12 @@ class Options:
     timeout_s: float
     output: str
     pause_api_keys: PauseApiKeys
+    kind: str = "consumer"  # the groups the tool acts on: "consumer" or "streams"
+
+    @property
+    def title(self) -> str:
+        """How the tool's messages name a group: 'Consumer group' or 'Streams group'."""
+        return f"{self.kind.capitalize()} group"
 
 
 def _given(args: argparse.Namespace, name: str) -> bool:
@@ -225,7 +231,7 @@ def validate(args: argparse.Namespace) -> Options:
 
     scenario, scenario_value = None, None
     if action == "reset_offsets":
-        scenario, scenario_value = _reset_scenario(args, has_scope)
+        scenario, scenario_value = reset_scenario(args, has_scope)
 
     return Options(
         action=action, bootstrap=args.bootstrap_server, groups=tuple(args.group),
@@ -234,18 +240,18 @@ def validate(args: argparse.Namespace) -> Options:
         show_state=args.state is not None, show_type=args.type is not None,
         scenario=scenario, scenario_value=scenario_value, execute=args.execute,
         dry_run=args.dry_run, export=args.export, timeout_s=args.timeout / 1000.0,
-        output=args.output, pause_api_keys=_pause_keys(args.pause_api_keys),
+        output=args.output, pause_api_keys=pause_keys(args.pause_api_keys),
     )
 
 
-def _pause_keys(text: str | None) -> PauseApiKeys:
+def pause_keys(text: str | None) -> PauseApiKeys:
     try:
         return PauseApiKeys.parse(text) if text else PauseApiKeys()
     except ValueError as exc:
         raise UsageError(f"--pause-api-keys: {exc}") from None
 
 
-def _reset_scenario(args: argparse.Namespace, has_scope: bool) -> tuple[str, Any]:
+def reset_scenario(args: argparse.Namespace, has_scope: bool) -> tuple[str, Any]:
     if args.dry_run and args.execute:
         raise UsageError("Option --reset-offsets only accepts one of --execute and --dry-run")
     if not has_scope:
