@@ -230,12 +230,13 @@ def require_paused(
     if not admin.supports_pause(timeout=opts.timeout_s):
         raise Refused(kafka_says, "stop the group's consumers first")
     paused = admin.list_paused_partitions(group, timeout=opts.timeout_s)
+    topic_flag = "--input-topic" if opts.kind == "streams" else "--topic"
     not_paused = [tp for tp in partitions if tp not in paused]
     if not_paused:
         names = ", ".join(str(tp) for tp in sorted(not_paused))
         raise Refused(
             f"{kafka_says} These partitions are not paused: {names}.",
-            f"pause them first (--pause --group {group} --topic TOPIC:PARTITIONS), "
+            f"pause them first (--pause --group {group} {topic_flag} TOPIC:PARTITIONS), "
             "or stop the group's consumers")
 
 
