@@ -8,6 +8,7 @@ every task is owned as the coordinator targets it. The server should assign at o
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from kcsim.protocol.codecs import request_class
@@ -82,6 +83,20 @@ class StreamsApp:
             for member in members:
                 self.beat(member)
         return self
+
+    def settle_until_owned(self, members: Iterable[str], tasks: int, timeout: float = 60.0
+                           ) -> StreamsApp:
+        """Heartbeat the members until `tasks` active tasks are owned among them (a broker that
+        creates the internal topics in the background, as Kafka does, takes a while)."""
+        members = list(members)
+        deadline = time.monotonic() + timeout
+        while True:
+            self.settle(members, rounds=1)
+            owned = [t for m in members for t in self.owned[m]["active"]]
+            if len(owned) == tasks and len(set(owned)) == tasks:
+                return self.settle(members, rounds=2)
+            assert time.monotonic() < deadline, f"tasks owned after {timeout} s: {owned}"
+            time.sleep(0.1)
 
     def commit(self, member: str, offsets: dict[int, int]) -> None:
         """Commit offsets of the source topic as `member` does, at its epoch."""
