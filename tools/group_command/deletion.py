@@ -59,12 +59,12 @@ def _name(error: AdminError | None) -> str | None:
 
 def delete_offsets(
     admin: AdminClient, opts: Options, report: Reporter,
-    partitions: list[TopicPartition] | None = None,
+    chosen: list[TopicPartition] | None = None,
 ) -> None:
-    """Delete one group's offsets of the --topic partitions, or of `partitions` if given."""
+    """Delete one group's offsets of the --topic partitions, and of those `chosen`."""
     group = opts.groups[0]
     statuses: dict[TopicPartition, AdminError | None] = {}
-    explicit: list[TopicPartition] = list(partitions or ())
+    explicit: list[TopicPartition] = list(chosen or ())
     whole: list[str] = []
     for topic, partitions in parse_topic_args(opts.topics):
         if partitions is None:

@@ -141,7 +141,8 @@ def validate(args: argparse.Namespace) -> Options:
     only_with(("topic", "all_topics"), ("reset_offsets", "delete_offsets", "pause", "resume"))
     only_with(SCENARIOS + ("dry_run", "execute", "export"), ("reset_offsets",))
 
-    view, states = "offsets", ()
+    view = "offsets"
+    states: tuple[str, ...] = ()
     scenario, scenario_value = None, None
     if action in ("describe", "delete", "reset_offsets", "paused_partitions") and not has_scope:
         raise UsageError(f"Option {ACTIONS[action]} takes one of these options: --all-groups, "
