@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kcsim.protocol.codecs import request_class
 from kcsim.protocol.errors import ErrorCode
 
 from .coordinators import for_each_group
 from .errors import AdminError
-from .group_ops import canonical_state
+from .group_ops import canonical_state, describe_each
 from .results import (
     Node,
     Outcomes,
@@ -33,7 +32,6 @@ if TYPE_CHECKING:
     from .effects import Step
 
 STREAMS_GROUP_DESCRIBE = 89
-StreamsGroupDescribeRequest = request_class(STREAMS_GROUP_DESCRIBE)
 
 
 def describe_streams_groups(
@@ -52,24 +50,19 @@ def _describe_on(call: Call, node: Node, groups: list[str]) -> Step[dict[str, An
         raise AdminError(ErrorCode.UNSUPPORTED_VERSION,
                          "the broker does not serve StreamsGroupDescribe (streams groups)")
 
-    def build(version: int) -> Any:
-        return StreamsGroupDescribeRequest(group_ids=groups, include_authorized_operations=False)
+    return (yield from describe_each(call, node, STREAMS_GROUP_DESCRIBE, (0, 1), groups,
+                                     _streams_group))
 
-    reply = yield call.send(node, STREAMS_GROUP_DESCRIBE, build, (0, 1))
-    out: dict[str, Any] = {}
-    for g in reply.body.groups:
-        if g.error_code:
-            out[g.group_id] = AdminError(g.error_code, g.error_message)
-            continue
-        topology = g.topology
-        out[g.group_id] = StreamsGroupDescription(
-            group_id=g.group_id, state=canonical_state(g.group_state), group_epoch=g.group_epoch,
-            target_assignment_epoch=g.assignment_epoch, coordinator=node,
-            topology_epoch=topology.epoch if topology is not None else -1,
-            subtopologies=tuple(_subtopology(s) for s in (topology.subtopologies or ()))
-            if topology is not None else (),
-            members=tuple(_member(m) for m in g.members), assignor=g.assignor_name)
-    return out
+
+def _streams_group(g: Any, node: Node) -> StreamsGroupDescription:
+    topology = g.topology
+    return StreamsGroupDescription(
+        group_id=g.group_id, state=canonical_state(g.group_state), group_epoch=g.group_epoch,
+        target_assignment_epoch=g.assignment_epoch, coordinator=node,
+        topology_epoch=topology.epoch if topology is not None else -1,
+        subtopologies=tuple(_subtopology(s) for s in (topology.subtopologies or ()))
+        if topology is not None else (),
+        members=tuple(_member(m) for m in g.members), assignor=g.assignor_name)
 
 
 def _subtopology(s: Any) -> Subtopology:

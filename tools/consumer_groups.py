@@ -31,9 +31,18 @@ ACTIONS: dict[str, Callable[[AdminClient, Options, Reporter], None]] = {
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("consumer-groups", help="list, describe, reset and delete consumer groups",
-                       description=DESCRIPTION)
-    add_arguments(p)
+    add_tool(sub, "consumer-groups", "list, describe, reset and delete consumer groups",
+             DESCRIPTION, add_arguments, run)
+
+
+def add_tool(
+    sub: argparse._SubParsersAction, name: str, summary: str, description: str,
+    add: Callable[[argparse.ArgumentParser], None],
+    run: Callable[[argparse.Namespace], int],
+) -> None:
+    """A `kcsim` subcommand: its parser, its arguments, and what runs it."""
+    p = sub.add_parser(name, help=summary, description=description)
+    add(p)
     p.set_defaults(run=run, parser=p)
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .consumer_groups import run_actions
-from .group_command import pausing, streams_actions, streams_views
+from . import consumer_groups
+from .consumer_groups import add_tool, run_actions
+from .group_command import streams_actions, streams_views
 from .group_command.streams_options import DESCRIPTION, add_arguments, validate
 
 if TYPE_CHECKING:
@@ -23,22 +24,17 @@ if TYPE_CHECKING:
     from .group_command.report import Reporter
 
 ACTIONS: dict[str, Callable[[AdminClient, Options, Reporter], None]] = {
-    "list": streams_views.list_groups,
-    "describe": streams_views.describe,
-    "delete": streams_actions.delete_groups,
-    "delete_offsets": streams_actions.delete_offsets,
+    **consumer_groups.ACTIONS,  # --list-paused: the consumer tool's --paused-partitions
+    "list": streams_views.list_groups, "describe": streams_views.describe,
+    "delete": streams_actions.delete_groups, "delete_offsets": streams_actions.delete_offsets,
     "reset_offsets": streams_actions.reset_offsets,
-    "pause": streams_actions.change_pause,
-    "resume": streams_actions.change_pause,
-    "paused_partitions": pausing.paused_partitions,
+    "pause": streams_actions.change_pause, "resume": streams_actions.change_pause,
 }
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("streams-groups", help="list, describe, reset and delete streams groups",
-                       description=DESCRIPTION)
-    add_arguments(p)
-    p.set_defaults(run=run, parser=p)
+    add_tool(sub, "streams-groups", "list, describe, reset and delete streams groups",
+             DESCRIPTION, add_arguments, run)
 
 
 def run(args: argparse.Namespace, reporter: Reporter | None = None) -> int:

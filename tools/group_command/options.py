@@ -76,6 +76,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                           help="--list: show types, or only groups of these types "
                           "(classic,consumer)")
 
+    add_reset_arguments(p, dry_run_help="show the plan only (the default)")
+    p.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT_MS, metavar="MS",
+                   help=f"how long each step may take, in ms (default {DEFAULT_TIMEOUT_MS})")
+    p.add_argument("--output", choices=OUTPUTS, default="table",
+                   help="table (as Kafka prints), json or csv")
+
+
+def add_flags(group: argparse._ArgumentGroup, flags: dict[str, str]) -> None:
+    """Switches, each with its help: {"--list": "list all groups", ...}."""
+    for name, text in flags.items():
+        group.add_argument(name, action="store_true", help=text)
+
+
+def add_reset_arguments(p: argparse.ArgumentParser, dry_run_help: str) -> None:
+    """--reset-offsets' scenarios and modes, and KIP-1249's --pause-api-keys, as both tools
+    take them."""
     reset = p.add_argument_group("--reset-offsets")
     reset.add_argument("--to-earliest", action="store_true", help="reset to the earliest offset")
     reset.add_argument("--to-latest", action="store_true", help="reset to the latest offset")
@@ -90,7 +106,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        help="reset to the first offset at or after now minus this duration")
     reset.add_argument("--from-file", metavar="CSV",
                        help="reset to the offsets in this CSV (as --export writes it)")
-    reset.add_argument("--dry-run", action="store_true", help="show the plan only (the default)")
+    reset.add_argument("--dry-run", action="store_true", help=dry_run_help)
     reset.add_argument("--execute", action="store_true", help="apply the plan")
     reset.add_argument("--export", action="store_true", help="print the plan as CSV")
 
@@ -99,11 +115,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      default=os.environ.get(PAUSE_KEYS_ENV),
                      help="the wire keys the broker serves KIP-1249 under, as kcsim serve's "
                      f"--pause-api-keys (default 1000,1001,1002, or ${PAUSE_KEYS_ENV})")
-
-    p.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT_MS, metavar="MS",
-                   help=f"how long each step may take, in ms (default {DEFAULT_TIMEOUT_MS})")
-    p.add_argument("--output", choices=OUTPUTS, default="table",
-                   help="table (as Kafka prints), json or csv")
 
 
 @dataclass(frozen=True)

@@ -130,11 +130,7 @@ class Planner:
 def reset_offsets(admin: AdminClient, opts: Options, report: Reporter) -> None:
     if not opts.execute and not opts.dry_run:
         report.warn(NO_EXECUTE_WARNING)
-    try:
-        check_time_arguments(opts)
-        file_plan = read_plan_file(opts)
-    except (ValueError, OSError) as exc:
-        raise UsageError(str(exc)) from None
+    file_plan = reset_inputs(opts)
     groups = target_groups(admin, opts)
     described = describe_all(admin, groups, opts.timeout_s)
     _print(report, opts, plan_resets(admin, opts, report, groups, described, file_plan))
@@ -180,17 +176,19 @@ def plan_resets(
     return sections
 
 
-def check_time_arguments(opts: Options) -> None:
-    if opts.scenario == "to_datetime":
-        parse_datetime_ms(opts.scenario_value)
-    elif opts.scenario == "by_duration":
-        parse_duration(opts.scenario_value)
-
-
-def read_plan_file(opts: Options) -> dict[str, Plan] | None:
-    if opts.scenario != "from_file":
-        return None
-    return parse_reset_plan(Path(opts.scenario_value).read_text(), opts.groups)
+def reset_inputs(opts: Options) -> dict[str, Plan] | None:
+    """Check the time arguments and read --from-file's plan (None without one) before
+    anything is asked of the broker; a bad one is a usage error."""
+    try:
+        if opts.scenario == "to_datetime":
+            parse_datetime_ms(opts.scenario_value)
+        elif opts.scenario == "by_duration":
+            parse_duration(opts.scenario_value)
+        if opts.scenario != "from_file":
+            return None
+        return parse_reset_plan(Path(opts.scenario_value).read_text(), opts.groups)
+    except (ValueError, OSError) as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _plan_group(

@@ -12,8 +12,7 @@ from kcsim.protocol.errors import ErrorCode
 
 from . import deletion, pausing
 from .groups import STREAMS, groups_of_kind, target_groups
-from .report import UsageError
-from .reset import check_time_arguments, plan_resets, read_plan_file
+from .reset import plan_resets, reset_inputs
 
 if TYPE_CHECKING:
     from .options import Options
@@ -81,11 +80,7 @@ def delete_groups(admin: AdminClient, opts: Options, report: Reporter) -> None:
 
 
 def reset_offsets(admin: AdminClient, opts: Options, report: Reporter) -> None:
-    try:
-        check_time_arguments(opts)
-        file_plan = read_plan_file(opts)
-    except (ValueError, OSError) as exc:
-        raise UsageError(str(exc)) from None
+    file_plan = reset_inputs(opts)
     groups = target_groups(admin, opts)
     described = dict(admin.describe_streams_groups(groups, timeout=opts.timeout_s).items()) \
         if groups else {}

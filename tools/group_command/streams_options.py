@@ -7,10 +7,17 @@ The command is validated into the same `Options` as `kcsim consumer-groups`, of 
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
-from .options import PAUSE_KEYS_ENV, SCENARIOS, Options, flag, pause_keys, reset_scenario
+from .options import (
+    SCENARIOS,
+    Options,
+    add_flags,
+    add_reset_arguments,
+    flag,
+    pause_keys,
+    reset_scenario,
+)
 from .report import UsageError
 
 if TYPE_CHECKING:
@@ -33,22 +40,16 @@ DESCRIPTION = (
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bootstrap-server", metavar="HOST:PORT",
                    help="REQUIRED: the server(s) to connect to")
-    actions = p.add_argument_group("actions (exactly one)")
-    actions.add_argument("--list", action="store_true", help="list all streams groups")
-    actions.add_argument("--describe", action="store_true",
-                         help="describe groups: offset lag (default), --members or --state")
-    actions.add_argument("--delete", action="store_true",
-                         help="delete empty streams groups and their offsets")
-    actions.add_argument("--reset-offsets", action="store_true",
-                         help="reset input offsets of inactive groups, or of paused partitions")
-    actions.add_argument("--delete-offsets", action="store_true",
-                         help="delete one group's offsets of some input topics")
-    actions.add_argument("--pause", action="store_true",
-                         help="KIP-1249: take the tasks reading these partitions away")
-    actions.add_argument("--resume", action="store_true",
-                         help="KIP-1249: give paused partitions (and their tasks) back")
-    actions.add_argument("--list-paused", dest="paused_partitions", action="store_true",
-                         help="KIP-1249: list a group's paused partitions")
+    add_flags(p.add_argument_group("actions (exactly one)"), {
+        "--list": "list all streams groups",
+        "--describe": "describe groups: offset lag (default), --members or --state",
+        "--delete": "delete empty streams groups and their offsets",
+        "--reset-offsets": "reset input offsets of inactive groups, or of paused partitions",
+        "--delete-offsets": "delete one group's offsets of some input topics",
+        "--pause": "KIP-1249: take the tasks reading these partitions away",
+        "--resume": "KIP-1249: give paused partitions (and their tasks) back",
+        "--list-paused": "KIP-1249: list a group's paused partitions",
+    })
 
     scope = p.add_argument_group("scope")
     scope.add_argument("--group", action="append", default=[], metavar="GROUP",
@@ -62,41 +63,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        "pause, resume)")
 
     describe = p.add_argument_group("--describe and --list")
-    describe.add_argument("--members", action="store_true",
-                          help="describe the members and their tasks")
-    describe.add_argument("--offsets", action="store_true",
-                          help="describe offsets and lag of the tasks' partitions (the default)")
-    describe.add_argument("--verbose", action="store_true",
-                          help="epochs, target assignments, current offsets and leader epochs")
+    add_flags(describe, {
+        "--members": "describe the members and their tasks",
+        "--offsets": "describe offsets and lag of the tasks' partitions (the default)",
+        "--verbose": "epochs, target assignments, current offsets and leader epochs",
+    })
     describe.add_argument("--state", nargs="?", const="", default=None, metavar="STATES",
                           help="--describe: the group's state; --list: show states, or only "
                           "groups in these comma-separated states (" + ", ".join(STREAMS_STATES)
                           + ")")
-
-    reset = p.add_argument_group("--reset-offsets")
-    reset.add_argument("--to-earliest", action="store_true", help="reset to the earliest offset")
-    reset.add_argument("--to-latest", action="store_true", help="reset to the latest offset")
-    reset.add_argument("--to-current", action="store_true", help="reset to the current offset")
-    reset.add_argument("--to-offset", type=int, metavar="OFFSET", help="reset to this offset")
-    reset.add_argument("--shift-by", type=int, metavar="N",
-                       help="shift the current offset by N (may be negative)")
-    reset.add_argument("--to-datetime", metavar="YYYY-MM-DDTHH:mm:SS.sss",
-                       help="reset to the first offset at or after this time (UTC unless a "
-                       "zone is given)")
-    reset.add_argument("--by-duration", metavar="PnDTnHnMnS",
-                       help="reset to the first offset at or after now minus this duration")
-    reset.add_argument("--from-file", metavar="CSV",
-                       help="reset to the offsets in this CSV (as --export writes it)")
-    reset.add_argument("--dry-run", action="store_true", help="show the plan only")
-    reset.add_argument("--execute", action="store_true", help="apply the plan")
-    reset.add_argument("--export", action="store_true", help="print the plan as CSV")
-
-    kip = p.add_argument_group("KIP-1249 (kcsim)")
-    kip.add_argument("--pause-api-keys", metavar="PAUSE,RESUME,LIST",
-                     default=os.environ.get(PAUSE_KEYS_ENV),
-                     help="the wire keys the broker serves KIP-1249 under, as kcsim serve's "
-                     f"--pause-api-keys (default 1000,1001,1002, or ${PAUSE_KEYS_ENV})")
-
+    add_reset_arguments(p, dry_run_help="show the plan only")
     p.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT_MS, metavar="MS",
                    help=f"how long each step may take, in ms (default {DEFAULT_TIMEOUT_MS})")
 
@@ -113,7 +89,7 @@ def _check_states(text: str | None) -> tuple[str, ...]:
 
 def validate(args: argparse.Namespace) -> Options:
     """Kafka's checks of StreamsGroupCommandOptions, with the KIP-1249 actions added."""
-    chosen = [a for a in ACTIONS if getattr(args, a)]
+    chosen = [a for a, name in ACTIONS.items() if getattr(args, name[2:].replace("-", "_"))]
     if len(chosen) != 1:
         raise UsageError("Command must include exactly one action: " + ", ".join(ACTIONS.values()))
     action = chosen[0]
