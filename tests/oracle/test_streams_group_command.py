@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import uuid
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -79,7 +80,7 @@ class Scenario:
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._beat, daemon=True)
 
-    def build(self) -> Scenario:
+    def __enter__(self) -> Scenario:
         produce(self.bootstrap, self.topic, 10, PARTITIONS)
         for app in (self.idle, self.running):
             # Made before the first heartbeat: Kafka, creating them in the background, would
@@ -98,33 +99,25 @@ class Scenario:
         while not self.stop.wait(BEAT_S):
             self.running.settle(["a"], rounds=1)
 
-    def close(self) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop.set()
         self.thread.join(30)
         self.running.close()
         self.idle.close()
 
 
-@pytest.fixture(scope="module")
-def tools() -> None:
+@pytest.fixture
+def scenarios(twin: Endpoint, kafka: Endpoint) -> Iterator[tuple[Scenario, ...]]:
+    """The same scenario on kcsim and on Kafka, under the same names."""
     try:
         maven_jars(CACHE / "kafka-tools" / TOOLS_VERSION,
                    [("org.apache.kafka", "kafka-tools", TOOLS_VERSION)])
     except KafkaUnavailable as exc:
         pytest.skip(f"kafka-tools unavailable, NOT RUN: {exc}")
-
-
-@pytest.fixture
-def scenarios(twin: Endpoint, kafka: Endpoint, tools: None) -> Iterator[tuple[Scenario, Scenario]]:
     suffix = uuid.uuid4().hex[:8]
-    built = [Scenario(f"{e.host}:{e.port}", suffix) for e in (twin, kafka)]
-    try:
-        for s in built:
-            s.build()
-        yield built[0], built[1]
-    finally:
-        for s in built:
-            s.close()
+    with ExitStack() as stack:
+        yield tuple(stack.enter_context(Scenario(f"{e.host}:{e.port}", suffix))
+                    for e in (twin, kafka))
 
 
 def _commands(s: Scenario) -> list[tuple[str, list[str]]]:

@@ -177,6 +177,17 @@ def _check_types(types: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(t.lower() for t in types)
 
 
+def describe_view(args: argparse.Namespace) -> str:
+    """--describe's view: offsets (the default), members or state; at most one."""
+    views = [v for v in ("members", "offsets", "state") if _given(args, v)]
+    if len(views) > 1:
+        raise UsageError("Option --describe takes at most one of these options: "
+                         "--members, --offsets, --state")
+    if args.state:
+        raise UsageError("Option --describe does not take a value for --state")
+    return views[0] if views else "offsets"
+
+
 def validate(args: argparse.Namespace) -> Options:
     """Kafka's checks of ConsumerGroupCommandOptions, with the KIP-1249 actions added."""
     chosen = [a for a in ACTIONS if getattr(args, a)]
@@ -214,13 +225,7 @@ def validate(args: argparse.Namespace) -> Options:
     if action == "describe":
         if not has_scope:
             raise UsageError("Option --describe takes one of these options: --all-groups, --group")
-        views = [v for v in ("members", "offsets", "state") if _given(args, v)]
-        if len(views) > 1:
-            raise UsageError("Option --describe takes at most one of these options: "
-                             "--members, --offsets, --state")
-        if args.state:
-            raise UsageError("Option --describe does not take a value for --state")
-        view = views[0] if views else "offsets"
+        view = describe_view(args)
     elif action == "list":
         states = _check_states(_split(args.state))
         types = _check_types(_split(args.type))

@@ -14,6 +14,7 @@ from .options import (
     Options,
     add_flags,
     add_reset_arguments,
+    describe_view,
     flag,
     pause_keys,
     reset_scenario,
@@ -124,14 +125,7 @@ def validate(args: argparse.Namespace) -> Options:
         raise UsageError(f"Option {ACTIONS[action]} takes one of these options: --all-groups, "
                          "--group")
     if action == "describe":
-        views = [v for v in ("members", "offsets") if getattr(args, v)]
-        views += ["state"] if args.state is not None else []
-        if len(views) > 1:
-            raise UsageError("Option --describe takes at most one of these options: "
-                             "--members, --offsets, --state")
-        if args.state:
-            raise UsageError("Option --describe does not take a value for --state")
-        view = views[0] if views else "offsets"
+        view = describe_view(args)
     elif action == "list":
         states = _check_states(args.state)
     elif action == "reset_offsets":
