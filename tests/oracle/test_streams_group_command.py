@@ -17,6 +17,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
+from kcsim.admin import AdminClient
 from tests.admin.helpers import produce
 from tests.admin.streams_app import StreamsApp
 
@@ -82,11 +84,18 @@ class Scenario:
 
     def __enter__(self) -> Scenario:
         produce(self.bootstrap, self.topic, 10, PARTITIONS)
-        for app in (self.idle, self.running):
-            # Made before the first heartbeat: Kafka, creating them in the background, would
-            # bump the group epoch when they land, at a time of its own.
-            app.wire.create_topic(app.repartition, PARTITIONS)
-            app.wire.create_topic(app.changelog, PARTITIONS)
+        # The internal topics are made, and known to the broker, before the first heartbeat:
+        # Kafka, creating them in the background, would bump the group epoch when they land,
+        # at a time of its own.
+        internal = [t for app in (self.idle, self.running) for t in (app.repartition, app.changelog)]
+        for name in internal:
+            self.idle.wire.create_topic(name, PARTITIONS)
+        with AdminClient(self.bootstrap, timeout=10) as admin:
+            deadline = time.monotonic() + 30
+            while not all(d.error(t) is None and all(p.leader is not None for p in d[t].partitions)
+                          for d in [admin.describe_topics(internal)] for t in internal):
+                assert time.monotonic() < deadline, f"{internal} not all known after 30 s"
+                time.sleep(0.1)
         self.idle.settle_until_owned(["x"], TASKS)
         self.idle.commit("x", {0: 2, 1: 5, 2: 9})
         self.idle.leave("x")

@@ -293,6 +293,11 @@ def test_consumer_groups_names_the_streams_tool(streams_server: Any, app: Stream
         assert ran.code == 2
         assert f"Group '{app.group}' is a streams group: use `kcsim streams-groups" in ran.err
     assert cli(streams_server.bootstrap, "--list-paused", "--group", app.group).code == 0
+    described = cli(streams_server.bootstrap, "--describe", "--group", app.group,
+                    tool="consumer-groups")
+    assert described.code == 3
+    assert f"Group {app.group} is not a consumer group. It is a streams group" in described.err
+    assert "`kcsim streams-groups --describe" in described.err
 
 
 def test_the_command_runs_as_kcsim_streams_groups(streams_server: Any, app: StreamsApp) -> None:
