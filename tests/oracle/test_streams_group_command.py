@@ -5,8 +5,8 @@ One scenario is built on both brokers with the same names: a 3-partition input t
 10 records per partition; a running word count (a member heartbeating over the wire,
 tests/admin/streams_app.py, owning all six tasks) that committed 3 and 4 on partitions 0
 and 1; and an idle one whose member committed 2, 5 and 9 and left. (One running member:
-which tasks move to a second one is the assignor's choice, compared in
-test_streams_groups.py, not here.) Every command then runs against both; the
+which of the six tasks move to a second member is the assignor's choice, and there
+kcsim's sticky assignor and Kafka's choose differently.) Every command then runs against both; the
 normalised outputs (tests/oracle/groupcommand.py) must be equal. Kafka's tool prints the
 rows of its offset tables in hash order: those rows are compared sorted.
 """
