@@ -147,7 +147,8 @@ class StreamsGroup:
 
     def __init__(self, group_id: str) -> None:
         self.group_id = group_id
-        self.group_epoch = 0
+        # As in Kafka 4.4, a new group starts at epoch 1, so its first member joins at 2.
+        self.group_epoch = 1
         self.metadata_hash = 0
         # The topology epoch whose topics were last found complete (-1: none yet).
         self.validated_topology_epoch = -1

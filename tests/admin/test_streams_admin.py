@@ -42,7 +42,7 @@ def _active(app: StreamsApp, member: str) -> tuple[TaskIds, ...]:
 
 def test_describe_a_streams_group(admin: AdminClient, app: StreamsApp) -> None:
     desc = admin.describe_streams_groups(app.group)[app.group]
-    assert (desc.state, desc.group_epoch, desc.target_assignment_epoch) == ("Stable", 2, 2)
+    assert (desc.state, desc.group_epoch, desc.target_assignment_epoch) == ("Stable", 3, 3)
     assert desc.assignor == "sticky" and desc.topology_epoch == 0
     assert [s.subtopology_id for s in desc.subtopologies] == ["0", "1"]
     assert desc.subtopologies[0].source_topics == (app.source,)
@@ -52,7 +52,7 @@ def test_describe_a_streams_group(admin: AdminClient, app: StreamsApp) -> None:
     members = {m.member_id: m for m in desc.members}
     assert set(members) == {"a", "b"}
     for name, m in members.items():
-        assert (m.process_id, m.member_epoch, m.is_classic) == (f"process-{name}", 2, False)
+        assert (m.process_id, m.member_epoch, m.is_classic) == (f"process-{name}", 3, False)
         assert m.assignment.active == _active(app, name) == m.target_assignment.active
         assert m.assignment.standby == () and m.assignment.warmup == ()
     # A task reads its subtopology's input at its partition.

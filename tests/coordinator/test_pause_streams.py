@@ -135,9 +135,9 @@ def test_the_paused_set_and_the_targets_survive_a_restart() -> None:
 
 def test_a_pause_before_the_group_runs_holds_its_tasks_from_the_first_assignment() -> None:
     h = StreamsHarness()
-    h.join("m1")
+    joined = h.join("m1")
     assert errors(h.pause("app", {"words": [2]})) == {("words", 2): E.NONE}
-    r = h.beat("m1", 1, set())
+    r = h.beat("m1", joined.member_epoch, set())
     settle(h, {"m1": r.member_epoch})
     assert set(owners(h)) == {(s, p) for s in ("0", "1") for p in range(4)} - {("0", 2)}
 

@@ -212,8 +212,10 @@ NOTES: tuple[tuple[str, str], ...] = (
      "oracle runs both brokers with 0. A group's internal topics are created by the broker "
      "in the heartbeat that finds them missing, where Kafka's coordinator asks its "
      "controller and they land a little later: the oracle compares the first join and "
-     "waits (uncompared) for the tasks. Kafka 4.4 bumps a new group's epoch twice on its "
-     "first join, kcsim once (epochs are compared by order, as for KIP-848 groups)."),
+     "waits (uncompared) for the tasks. A new group starts at epoch 1, as in Kafka 4.4, "
+     "so its first member joins at 2; when a source topic was created just before the "
+     "join, Kafka's coordinator may not know it yet and bumps the epoch once more when it "
+     "learns of it, so epochs are compared by order, as for KIP-848 groups."),
     ("kafka-python 3.0.12 stalls after a metadata-triggered rejoin: a client bug",
      "Create a topic with CreateTopics, subscribe one kafka-python 3.0.12 consumer and "
      "poll with short time-outs: now and then (3 of 28 runs against Kafka 4.4.0, 2 of "

@@ -159,7 +159,7 @@ def test_describe_state(streams_server: Any, app: StreamsApp) -> None:
                               "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS"]
     cells = row.split()
     assert cells[0] == app.group and cells[1] == streams_server.bootstrap
-    assert cells[2:] == ["(1)", "sticky", "Stable", "2", "2", "2"]
+    assert cells[2:] == ["(1)", "sticky", "Stable", "3", "3", "2"]
 
 
 def test_describe_of_an_empty_group_and_of_no_group(streams_server: Any, app: StreamsApp) -> None:
