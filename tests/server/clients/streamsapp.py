@@ -66,6 +66,9 @@ class StreamsApp:
         self.errors: list[str] = []
         self.closed: bool | None = None
         self.ended = False  # stdout closed: the JVM is gone
+        self.logged: list[str] = []
+        self.states: list[str] = []  # every state it went through, in order
+        self.owned: list[tuple[frozenset[str], frozenset[str]]] = []  # (active, standby) too
         self._changed = changed or threading.Condition()
         settings = {**FAST, **{k.replace("_", "."): str(v) for k, v in props.items()}}
         cmd = ["java", "-Xshare:auto", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
@@ -79,12 +82,17 @@ class StreamsApp:
     def _pump(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
+            if not line.startswith("{"):  # log4j's console (errors only)
+                self.logged.append(line)
+                continue
             event = json.loads(line)
             with self._changed:
                 if "state" in event:
                     self.state = event["state"]
+                    self.states.append(self.state)
                 if "active" in event:
                     self.active, self.standby = set(event["active"]), set(event["standby"])
+                    self.owned.append((frozenset(self.active), frozenset(self.standby)))
                 if "error" in event:
                     self.errors.append(event["error"])
                 if "closed" in event:
@@ -96,9 +104,10 @@ class StreamsApp:
 
     def stderr(self) -> str:
         try:
-            return self.log_path.read_text()[-6000:]
+            text = self.log_path.read_text()
         except OSError:
-            return ""
+            text = ""
+        return (text + "".join(self.logged))[-8000:]
 
     def wait(self, what: str, ready: Callable[[], bool], timeout: float = WAIT_S) -> None:
         """Until `ready()` holds (checked on every event the app prints)."""

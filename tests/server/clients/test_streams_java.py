@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from kcsim.admin import AdminClient, OffsetSpec
+from kcsim.admin import AdminClient, OffsetSpec, TopicPartition
 
 from ..durability.wire import Wire
 from .streamsapp import OutputCounts, StreamsApp, WordFeed, describe, owners
@@ -61,6 +61,28 @@ class WordCount:
         self.apps.append(app)
         return app
 
+    def start_static(self, name: str, **props: Any) -> StreamsApp:
+        """An instance that is a static member (group.instance.id "static-<name>")."""
+        return self.start(name, group_instance_id=f"static-{name}", **props)
+
+    def two(self, static: bool = False, **props: Any) -> tuple[StreamsApp, StreamsApp]:
+        """Instances "a" and "b", running with the tasks split between them."""
+        start = self.start_static if static else self.start
+        a, b = start("a", **props), start("b", **props)
+        self.wait_split(a, b)
+        return a, b
+
+    def wait_split(self, *apps: StreamsApp) -> None:
+        """Until all of `apps` run, each with tasks, every task owned by exactly one."""
+        def split() -> bool:
+            gone = [app for app in apps if app.ended]
+            assert not gone, f"an instance exited: {gone[0].stderr()}"
+            owned = [app.active for app in apps]
+            return (all(app.state == "RUNNING" and app.active for app in apps)
+                    and set().union(*owned) == ALL_TASKS
+                    and sum(map(len, owned)) == len(ALL_TASKS))
+        apps[0].wait("tasks split", split)
+
     def send_and_check(self, rounds: int = 3) -> None:
         """More input on every partition; the output counts all of it, exactly."""
         self.feed.send(rounds)
@@ -72,16 +94,21 @@ class WordCount:
     def wait_committed(self) -> None:
         """Until the group has committed every partition it reads up to its end (input and
         repartition topic), so an instance killed now leaves nothing to process twice."""
-        with AdminClient(self.server.bootstrap) as admin:
-            for _ in range(200):
-                committed = admin.list_group_offsets(APP).value(APP)
+        for _ in range(200):
+            committed = self.committed()
+            with AdminClient(self.server.bootstrap) as admin:
                 ends = admin.list_offsets(dict.fromkeys(committed, OffsetSpec.latest()))
-                topics = {tp.topic for tp in committed}
-                if (INPUT in topics and len(topics) == 2
-                        and all(committed[tp].offset == ends.value(tp).offset for tp in committed)):
-                    return
-                time.sleep(0.1)
+            topics = {tp.topic for tp in committed}
+            if (INPUT in topics and len(topics) == 2
+                    and all(committed[tp] == ends[tp].offset for tp in committed)):
+                return
+            time.sleep(0.1)
         raise AssertionError(f"offsets not committed to the end: {committed}")
+
+    def committed(self) -> dict[TopicPartition, int]:
+        with AdminClient(self.server.bootstrap) as admin:
+            found = admin.list_group_offsets(APP)[APP]
+        return {tp: meta.offset for tp, meta in found.items()}
 
     def close(self) -> None:
         for app in self.apps:
@@ -126,9 +153,7 @@ def test_instances_join_split_the_tasks_and_the_last_one_takes_all(
     app.send_and_check()
 
     b = app.start("b")
-    both = (a, b)
-    a.wait("tasks split", lambda: a.active | b.active == ALL_TASKS and not a.active & b.active
-           and bool(a.active) and bool(b.active) and all(x.state == "RUNNING" for x in both))
+    app.wait_split(a, b)
     described = app.describe()
     assert described.group_state == "Stable"
     assert_split(described, a, b)
@@ -138,3 +163,83 @@ def test_instances_join_split_the_tasks_and_the_last_one_takes_all(
     b.wait_running(tasks=len(ALL_TASKS))
     assert_split(app.describe(), b)
     app.send_and_check()
+
+
+def test_a_killed_instance_s_tasks_go_to_the_other(wordcount: Callable[..., WordCount]) -> None:
+    app = wordcount()
+    a, b = app.two()
+    app.send_and_check()
+    app.wait_committed()
+    a.kill()
+    b.wait_running(tasks=len(ALL_TASKS))
+    assert_split(app.describe(), b)
+    app.send_and_check()
+
+
+def test_exactly_once_v2_counts_every_input_once_across_a_sigkill(
+        wordcount: Callable[..., WordCount]) -> None:
+    """Input still being processed when an instance is killed: its open transaction is
+    aborted, the other instance picks up from the committed offsets and state, and a
+    read_committed reader sees each word counted 1, 2, ... n, with no count twice."""
+    app = wordcount(read_committed=True)
+    a, b = app.two(processing_guarantee="exactly_once_v2")
+    app.send_and_check()
+    app.feed.send(25)
+    a.kill()
+    b.wait_running(tasks=len(ALL_TASKS))
+    app.send_and_check()
+    for word, n in app.feed.expected.items():
+        assert app.counts.values[word] == list(range(1, n + 1)), word
+
+
+def test_a_static_member_restarts_and_gets_its_tasks_back_without_a_rebalance(
+        wordcount: Callable[..., WordCount]) -> None:
+    """A static member closes (it leaves with epoch -2, keeping its place) and comes back
+    within its session: its tasks wait for it, the other instance goes on untouched.
+
+    As in Kafka 4.4, the rejoin under a new member id is answered with no tasks and the
+    member's next heartbeat bumps the group epoch once; the new target is the old one."""
+    app = wordcount(streams_group_session_timeout_ms=30000)
+    a, b = app.two(static=True)
+    app.send_and_check()
+    before = app.describe()
+    held, b_held, b_seen = set(a.active), set(b.active), len(b.owned)
+    a.close()
+    app.feed.send(2)
+    a = app.start_static("a")
+    a.wait_running(tasks=len(held))
+    assert a.active == held
+    app.counts.wait_for(app.feed.expected)
+    after = app.describe()
+    assert after.group_epoch <= before.group_epoch + 1
+    assert_split(after, a, b)
+    assert b.owned[b_seen:] == [] and b.active == b_held
+    assert b.states == ["REBALANCING", "RUNNING"]
+    assert {m.instance_id for m in after.members} == {"static-a-1", "static-b-1"}
+    app.send_and_check()
+
+
+def test_the_application_goes_on_across_a_kcsim_sigkill(
+        wordcount: Callable[..., WordCount]) -> None:
+    """kcsim is killed and started on the same data dir: the group comes back from the log
+    with its epochs, its members' tasks and its offsets, and the instances go on."""
+    app = wordcount()
+    a, b = app.two()
+    app.send_and_check()
+    app.wait_committed()
+    before, offsets = app.describe(), app.committed()
+    held = (set(a.active), set(b.active))
+    assert app.server.proc is not None
+    app.server.proc.kill()
+    app.server.proc.wait()
+    app.server.proc = None
+    app.server.start()
+    after = app.describe()
+    assert (after.group_epoch, after.assignment_epoch) == (before.group_epoch,
+                                                           before.assignment_epoch)
+    assert sorted((m.member_id, m.member_epoch) for m in after.members) == sorted(
+        (m.member_id, m.member_epoch) for m in before.members)
+    assert owners(after) == owners(before)
+    assert app.committed() == offsets
+    app.send_and_check()
+    assert (set(a.active), set(b.active)) == held
