@@ -66,7 +66,6 @@ class StreamsApp:
         self.errors: list[str] = []
         self.closed: bool | None = None
         self.ended = False  # stdout closed: the JVM is gone
-        self.logged: list[str] = []
         self.states: list[str] = []  # every state it went through, in order
         self.owned: list[tuple[frozenset[str], frozenset[str]]] = []  # (active, standby) too
         self._changed = changed or threading.Condition()
@@ -82,8 +81,9 @@ class StreamsApp:
     def _pump(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
-            if not line.startswith("{"):  # log4j's console (errors only)
-                self.logged.append(line)
+            if not line.startswith("{"):  # log4j's console (errors only): to the log
+                with open(self.log_path, "a") as log:
+                    log.write(line)
                 continue
             event = json.loads(line)
             with self._changed:
@@ -104,10 +104,9 @@ class StreamsApp:
 
     def stderr(self) -> str:
         try:
-            text = self.log_path.read_text()
+            return self.log_path.read_text()[-8000:]
         except OSError:
-            text = ""
-        return (text + "".join(self.logged))[-8000:]
+            return ""
 
     def wait(self, what: str, ready: Callable[[], bool], timeout: float = WAIT_S) -> None:
         """Until `ready()` holds (checked on every event the app prints)."""

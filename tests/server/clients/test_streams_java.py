@@ -203,7 +203,8 @@ def test_a_static_member_restarts_and_gets_its_tasks_back_without_a_rebalance(
     a, b = app.two(static=True)
     app.send_and_check()
     before = app.describe()
-    held, b_held, b_seen = set(a.active), set(b.active), len(b.owned)
+    held, b_held = set(a.active), set(b.active)
+    b_owned, b_states = len(b.owned), len(b.states)
     a.close()
     app.feed.send(2)
     a = app.start_static("a")
@@ -213,8 +214,8 @@ def test_a_static_member_restarts_and_gets_its_tasks_back_without_a_rebalance(
     after = app.describe()
     assert after.group_epoch <= before.group_epoch + 1
     assert_split(after, a, b)
-    assert b.owned[b_seen:] == [] and b.active == b_held
-    assert b.states == ["REBALANCING", "RUNNING"]
+    assert b.owned[b_owned:] == [] and b.active == b_held
+    assert b.states[b_states:] == []
     assert {m.instance_id for m in after.members} == {"static-a-1", "static-b-1"}
     app.send_and_check()
 
