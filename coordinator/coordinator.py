@@ -125,7 +125,7 @@ class GroupCoordinator:
         self._rebalance = Rebalancer(rt)
         self._consumer = ConsumerGroups(rt)
         self._streams = StreamsGroups(rt)
-        self._pauses = PauseHandlers(rt, self._consumer, self._rebalance)
+        self._pauses = PauseHandlers(rt, self._consumer, self._rebalance, self._streams)
         membership = MembershipHandlers(rt, self._rebalance, self._consumer)
         self._offsets = OffsetHandlers(rt, self._rebalance)
         self._txn_offsets = TxnOffsetHandlers(rt)

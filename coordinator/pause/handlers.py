@@ -4,8 +4,11 @@ A change is written as the group's whole paused set, then takes effect: a
 consumer group gets a new group epoch and target assignment without the paused
 partitions (members revoke them at their next heartbeat); a classic group of
 the consumer protocol rebalances, and SyncGroup hands out assignments without
-them (a kcsim extension, see `classic`). Pausing a paused partition or resuming
-one that is not paused succeeds and changes nothing.
+them (a kcsim extension, see `classic`); a streams group gets a new group epoch
+and target without the tasks that read the paused partitions (`streams.pausing`).
+Pausing a paused partition or resuming one that is not paused succeeds and
+changes nothing. A streams group pauses only the topics its topology reads (its
+source and repartition topics): any other topic is answered INVALID_REQUEST.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from kcsim.protocol.messages.pause_partitions import (
 
 from ..groups.state import Request, Rule, rule
 from ..shared.paused import PausedSet, paused_record
+from ..streams.pausing import NOT_READ_MESSAGE, reads
 
 if TYPE_CHECKING:
     from kcsim.protocol.messages.pause_partitions import (
@@ -35,6 +39,7 @@ if TYPE_CHECKING:
     from ..groups.rebalance import Rebalancer
     from ..shared.interface import RequestContext
     from ..shared.runtime import GroupRuntime
+    from ..streams.groups import StreamsGroups
 
 E = ErrorCode
 NO_TOPIC = uuid.UUID(int=0)
@@ -65,10 +70,12 @@ class _Response(Protocol[_T, _R_co]):
 
 class PauseHandlers:
     def __init__(
-        self, runtime: GroupRuntime, consumer_groups: ConsumerGroups, rebalancer: Rebalancer
+        self, runtime: GroupRuntime, consumer_groups: ConsumerGroups, rebalancer: Rebalancer,
+        streams_groups: StreamsGroups,
     ) -> None:
         self.rt = runtime
         self.consumer = consumer_groups
+        self.streams = streams_groups
         self.rb = rebalancer
 
     def pause(
@@ -99,6 +106,7 @@ class PauseHandlers:
             return response_cls(error_code=E.GROUP_ID_NOT_FOUND,
                                 error_message=f"Group {gid} not found.", responses=[])
         paused: PausedSet = dict(rt.paused.get(gid))
+        streams = rt.streams_groups.get(gid) if pausing else None
         changed = False
         answers: dict[str, list[_P]] = {}  # each topic's partitions, in the order first named
         topics: list[_T] = []
@@ -115,6 +123,11 @@ class PauseHandlers:
                     answer.append(partition_cls(
                         partition_index=index, error_code=E.UNKNOWN_TOPIC_OR_PARTITION,
                         error_message=UNKNOWN_PARTITION_MESSAGE))
+                    continue
+                if streams is not None and not reads(streams.topology, topic.name):
+                    answer.append(partition_cls(
+                        partition_index=index, error_code=E.INVALID_REQUEST,
+                        error_message=NOT_READ_MESSAGE))
                     continue
                 _, current = paused.get(topic_id, (topic.name, frozenset()))
                 updated = current | {index} if pausing else current - {index}
@@ -134,6 +147,11 @@ class PauseHandlers:
         if group is not None:
             if group.members:
                 self.consumer.reassign_now(group, paused)
+            return
+        streams = self.rt.streams_groups.get(group_id)
+        if streams is not None:
+            if streams.members:
+                self.streams.reassign_now(streams, paused)
             return
         classic: ClassicGroup | None = self.rt.groups.get(group_id)
         if (classic is not None and classic.uses_consumer_protocol()

@@ -11,6 +11,10 @@ tasks and members left each time a member fills it. Standby tasks
 (`num.standby.replicas`) go to the processes that held them before, then to the least
 loaded processes, never to the process of the task's active owner or a second time to
 one process. kcsim places no warm-up tasks.
+
+Paused tasks (KIP-1249: a partition of one of their sources is paused) are given to no
+member as active tasks; their standby tasks stay with the members that held them, on
+distinct processes, and none is placed anew.
 """
 
 from __future__ import annotations
@@ -84,7 +88,8 @@ class _Process:
 
 class _Assignment:
     def __init__(self, members: list[MemberSpec], task_counts: Mapping[str, int],
-                 stateful: Collection[str], standby_replicas: int) -> None:
+                 stateful: Collection[str], standby_replicas: int,
+                 paused: Collection[Task]) -> None:
         self.replicas = standby_replicas
         self.processes: dict[str, _Process] = {}
         self.process_of: dict[str, _Process] = {}
@@ -101,13 +106,18 @@ class _Assignment:
                 for sub, partitions in kind.items():
                     for p in partitions:
                         self.prev_standby.setdefault((sub, p), []).append(m.member_id)
-        tasks = all_tasks(task_counts)
+        every = all_tasks(task_counts)
+        tasks = [t for t in every if t not in paused]
+        self.paused_standby = [t for t in every
+                               if t in paused and t[0] in stateful and t in self.prev_standby]
         self.stateful_tasks = [t for t in tasks if t[0] in stateful]
         self.stateless_tasks = [t for t in tasks if t[0] not in stateful]
         n = len(members)
         self.stateful_quota = _Quota(len(self.stateful_tasks), n)
         self.active_quota = _Quota(len(tasks), n)
-        self.total_quota = _Quota(len(tasks) + len(self.stateful_tasks) * standby_replicas, n)
+        kept = sum(len(self.prev_standby[t]) for t in self.paused_standby)
+        self.total_quota = _Quota(
+            len(tasks) + len(self.stateful_tasks) * standby_replicas + kept, n)
         self.active: dict[str, list[Task]] = {m.member_id: [] for m in members}
         self.standby: dict[str, list[Task]] = {m.member_id: [] for m in members}
 
@@ -160,6 +170,14 @@ class _Assignment:
                 best, best_loads = member_id, loads
         return best
 
+    def keep_paused_standby(self) -> None:
+        """A paused task's standbys stay where they were (one per process, as ever)."""
+        for task in self.paused_standby:
+            for member_id in self.prev_standby[task]:
+                process = self.process_of.get(member_id)
+                if process is not None and task not in process.tasks:
+                    self._give_standby(process, member_id, task)
+
     def assign_standby(self) -> None:
         remaining: list[tuple[Task, int]] = []
         for task in sorted(self.stateful_tasks, key=lambda t: (t[1], t[0]), reverse=True):
@@ -193,14 +211,18 @@ def _as_tasks(tasks: list[Task]) -> Tasks:
 
 
 def assign(members: list[MemberSpec], task_counts: Mapping[str, int],
-           standby_replicas: int = 0, stateful: Collection[str] = ()) -> dict[str, TaskTuple]:
+           standby_replicas: int = 0, stateful: Collection[str] = (),
+           paused: Collection[Task] = frozenset()) -> dict[str, TaskTuple]:
     """Each member's target for the tasks of `task_counts` (subtopology -> task count);
-    `stateful`: the subtopologies that keep state (a changelog), placed first."""
+    `stateful`: the subtopologies that keep state (a changelog), placed first; `paused`:
+    tasks no member runs, whose standbys stay put."""
     if not members:
         return {}
-    work = _Assignment(members, task_counts, frozenset(stateful), standby_replicas)
+    work = _Assignment(members, task_counts, frozenset(stateful), standby_replicas,
+                       frozenset(paused))
     work.assign_active(work.stateful_tasks, True)
     work.assign_active(work.stateless_tasks, False)
+    work.keep_paused_standby()
     if standby_replicas > 0:
         work.assign_standby()
     return {m.member_id: TaskTuple(_as_tasks(work.active[m.member_id]),

@@ -1,7 +1,10 @@
 """Who may commit offsets for a streams group (Kafka's StreamsGroup.validateOffsetCommit),
 for OffsetCommit and TxnOffsetCommit alike: a member, with its current epoch (OffsetCommit
 v9+); a commit from outside the group (no epoch: an admin tool) only while it is empty,
-and a TxnOffsetCommit that names no member at all.
+and a TxnOffsetCommit that names no member at all. While the group runs, an admin's
+commit to a partition the group has paused (KIP-1249) is let through by the offset
+handlers (`offsets.py`), as for consumer groups; any other partition is refused
+UNKNOWN_MEMBER_ID.
 """
 
 from __future__ import annotations

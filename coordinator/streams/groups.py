@@ -27,6 +27,7 @@ from .internal_topics import (
     topics_state,
 )
 from .model import EMPTY_TASKS, MemberState, StreamsGroup, StreamsMember, TaskTuple
+from .pausing import paused_tasks
 from .records import (
     current_record,
     epoch_record,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
     from kcsim.coordinator.records import StreamsGroupTopologyValue
 
+    from ..shared.paused import PausedSet
     from ..shared.runtime import GroupRuntime
 
     # A topology as configured (None: the group has none) and the hash of its topics.
@@ -127,11 +129,12 @@ class StreamsGroups:
             return epoch, configured
         return view.group_epoch, configured
 
-    def targets(self, view: StreamsGroup, epoch: int, configured: Configured | None
-                ) -> tuple[int, Mapping[str, TaskTuple]]:
+    def targets(self, view: StreamsGroup, epoch: int, configured: Configured | None,
+                paused: PausedSet | None = None) -> tuple[int, Mapping[str, TaskTuple]]:
         """The target epoch and every member's target after this call: computed (and the
         changed ones written) when `epoch` is newer than the target's. A topology that is
-        not ready has no tasks to give."""
+        not ready has no tasks to give; paused tasks go to no one (`paused`: the group's
+        paused set as this call wrote it, else as folded)."""
         if epoch <= view.assignment_epoch or not view.members:
             return view.assignment_epoch, view.target
         rt = self.rt
@@ -142,7 +145,10 @@ class StreamsGroups:
                  for m in view.members.values()]
         stateful = {s.subtopology_id for s in view.topology.subtopologies
                     if s.state_changelog_topics} if view.topology is not None else set()
-        new = assign(specs, counts, rt.config.streams_group_num_standby_replicas, stateful)
+        stopped = paused_tasks(view.topology, counts, self._paused_by_name(
+            rt.paused.get(view.group_id) if paused is None else paused))
+        new = assign(specs, counts, rt.config.streams_group_num_standby_replicas, stateful,
+                     stopped)
         targets = dict(view.target)
         for member_id in view.members:
             wanted = new.get(member_id, EMPTY_TASKS)
@@ -151,6 +157,20 @@ class StreamsGroups:
                 targets[member_id] = wanted
         rt.write(target_epoch_record(view.group_id, epoch, rt.now))
         return epoch, targets
+
+    def reassign_now(self, group: StreamsGroup, paused: PausedSet) -> None:
+        """A new group epoch and, at once, its target: the group's paused partitions changed
+        (`paused`, written in this call). During the initial rebalance delay only the epoch
+        moves; the target follows when the delay ends."""
+        epoch, configured = self.next_epoch(group, bump=True)
+        if streams_initial_delay_key(group.group_id) not in self.rt.deadlines:
+            self.targets(group, epoch, configured, paused)
+
+    def _paused_by_name(self, paused: PausedSet) -> dict[str, frozenset[int]]:
+        topics = self.rt.topics
+        named = ((topics.topic_name(topic_id), partitions)
+                 for topic_id, (_, partitions) in paused.items())
+        return {name: partitions for name, partitions in named if name is not None}
 
     def assignment_delayed(self, view: StreamsGroup, first_member: bool) -> bool:
         """Whether the initial rebalance delay holds the group's first target back (Kafka

@@ -3,9 +3,11 @@
 Members join (dynamic or static), heartbeat reporting the tasks they hold (or, slow,
 still holding tasks they were asked to give up), leave, leave for a while; time passes
 (sessions and rebalance time-outs expire, and with Kafka's delays the initial rebalance
-delay and the assignment interval pass); the coordinator restarts from its log.
-Throughout: no active task has two owners, a Stable group owns every task (but those
-awaiting a static member back under a new id), and replaying the log reproduces the group.
+delay and the assignment interval pass); partitions of the input and repartition topics
+are paused and resumed (KIP-1249); the coordinator restarts from its log. Throughout: no
+active task has two owners, no target holds a paused task, a Stable group owns every
+unpaused task (but those awaiting a static member back under a new id) and no paused one,
+and replaying the log reproduces the group and its paused set.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from kcsim.protocol.errors import ErrorCode
 from tests.coordinator.state_dump import dump
 from tests.coordinator.streams_harness import (
+    REPARTITION,
     StreamsHarness,
     T,
     streams_config,
@@ -28,6 +31,10 @@ from tests.coordinator.streams_harness import (
 )
 
 ALL_TASKS = {(s, p) for s in ("0", "1") for p in range(4)}
+# The subtopology that reads each pausable topic: a paused partition p stops (sub, p).
+READER = {"words": "0", REPARTITION: "1"}
+PARTITIONS = st.sets(st.tuples(st.sampled_from(sorted(READER)), st.integers(0, 3)),
+                     min_size=1, max_size=3)
 
 
 class Client:
@@ -75,6 +82,7 @@ class StreamsGroupMachine(RuleBasedStateMachine):
                                                    **timing))
         self.clients: list[Client] = []
         self.count = 0
+        self.paused: set[tuple[str, int]] = set()  # (topic, partition) as answered
 
     def group(self) -> Any:
         return self.h.gc.streams_group("app")
@@ -111,6 +119,43 @@ class StreamsGroupMachine(RuleBasedStateMachine):
         group = self.group()
         alive = set(group.members) if group is not None else set()
         self.clients = [c for c in self.clients if c.member_id in alive]
+
+    def _change(self, pausing: bool, partitions: set[tuple[str, int]]) -> None:
+        by_topic: dict[str, list[int]] = {}
+        for topic, p in sorted(partitions):
+            by_topic.setdefault(topic, []).append(p)
+        change = self.h.pause if pausing else self.h.resume
+        r = change("app", by_topic)
+        if r.error_code == ErrorCode.GROUP_ID_NOT_FOUND:
+            assert self.group() is None
+            return
+        assert r.error_code == ErrorCode.NONE
+        for t in r.responses:
+            for part in t.partitions:
+                if part.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                    # The repartition topic is created once the first member has joined.
+                    assert t.topic_name == REPARTITION and self.h.topics.partition_count(
+                        REPARTITION) is None
+                    continue
+                assert part.error_code == ErrorCode.NONE, part
+                entry = (t.topic_name, part.partition_index)
+                if pausing:
+                    self.paused.add(entry)
+                else:
+                    self.paused.discard(entry)
+
+    @rule(partitions=PARTITIONS)
+    def pause(self, partitions: set[tuple[str, int]]) -> None:
+        self._change(True, partitions)
+
+    @precondition(lambda self: self.paused)
+    @rule(data=st.data())
+    def resume(self, data: st.DataObject) -> None:
+        chosen = data.draw(st.sets(st.sampled_from(sorted(self.paused)), min_size=1))
+        self._change(False, chosen)
+
+    def paused_tasks(self) -> set[tuple[str, int]]:
+        return {(READER[topic], p) for topic, p in self.paused}
 
     @rule()
     def restart(self) -> None:
@@ -151,7 +196,25 @@ class StreamsGroupMachine(RuleBasedStateMachine):
         awaited = {(s, p) for m in group.members.values()
                    for s, ps in self.target_short(group, m).items() for p in ps}
         assert owned.isdisjoint(awaited)
-        assert owned | awaited == ALL_TASKS
+        assert owned | awaited == ALL_TASKS - self.paused_tasks()
+
+    @invariant()
+    def no_paused_task_is_given(self) -> None:
+        group = self.group()
+        if group is None:
+            return
+        paused = self.paused_tasks()
+        for target in group.target.values():
+            given = {(s, p) for s, ps in target.active.items() for p in ps}
+            assert given.isdisjoint(paused), given & paused
+
+    @invariant()
+    def the_paused_set_is_what_was_answered(self) -> None:
+        if self.group() is None:
+            return
+        listed = self.h.list_paused("app")
+        assert {(t.name, p.partition_index) for t in listed.topics
+                for p in t.partitions} == self.paused
 
     @staticmethod
     def target_short(group: Any, member: Any) -> dict[str, Any]:
@@ -162,12 +225,13 @@ class StreamsGroupMachine(RuleBasedStateMachine):
 
     @invariant()
     def replay_equals_live(self) -> None:
-        live = dump(self.h.gc)["streams"]
-        replayed = dump(self.h.replayed())["streams"]
+        live_gc, replayed_gc = dump(self.h.gc), dump(self.h.replayed())
+        live, replayed = live_gc["streams"], replayed_gc["streams"]
         for state in (live, replayed):
             for g in state.values():
                 g.pop("shutdown_requested_by")
         assert replayed == live
+        assert replayed_gc["paused"] == live_gc["paused"]
 
 
 TestStreamsGroupMachine = StreamsGroupMachine.TestCase

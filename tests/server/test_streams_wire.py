@@ -1,5 +1,6 @@
 """Streams groups over a real socket: two members heartbeat a word-count topology from
-nothing to a stable split of its tasks, with the internal topics the broker created.
+nothing to a stable split of its tasks, with the internal topics the broker created; a
+paused input partition takes its task away until it is resumed (KIP-1249).
 
 Raw frames through kcsim's codec (tests/server/rawkafka.py): the members do what the
 test says and nothing else, as a Kafka Streams thread's heartbeats would.
@@ -27,6 +28,7 @@ from .durability.wire import Wire
 from .rawgroup import connect
 
 HEARTBEAT, DESCRIBE, API_VERSIONS, LIST_GROUPS, METADATA, DESCRIBE_CONFIGS = 88, 89, 18, 16, 3, 32
+PAUSE, RESUME, LIST_PAUSED = 1000, 1001, 1002  # KIP-1249, kcsim's keys
 Heartbeat = request_class(HEARTBEAT)
 ALL_TASKS = {(s, p) for s in ("0", "1") for p in range(4)}
 
@@ -120,3 +122,39 @@ def test_without_streams_version_1_streams_groups_are_unsupported(kcsim: Any) ->
             group_id="g", member_id="m", member_epoch=0, rebalance_timeout_ms=1000,
             topology=word_count()))
     assert answer.error_code == E.UNSUPPORTED_VERSION
+
+
+async def test_a_paused_input_partition_takes_its_task_away_until_it_is_resumed(
+        autojump_clock: Any, kcsim_trio: Any) -> None:
+    admin = await connect(kcsim_trio.port)
+    await rawgroup.create_topic(admin, "words", 4)
+    a = StreamsThread(await connect(kcsim_trio.port), "member-a")
+    await a.heartbeat()
+    await trio.sleep(3)  # the broker's default initial rebalance delay, on the mock clock
+    await a.heartbeat()
+    assert a.owned == ALL_TASKS
+
+    async def change(api_key: int) -> dict[tuple[str, int], int]:
+        cls = request_class(api_key)
+        name = cls.__name__.removesuffix("Request")
+        topic = getattr(cls, f"{name}RequestTopic")
+        partition = getattr(cls, f"{name}RequestPartition")
+        answer = await admin.call(api_key, 0, cls(group_id="word-count", topics=[
+            topic(name="words", partitions=[partition(partition_index=0)])]))
+        assert answer.error_code == 0
+        return {(t.topic_name, p.partition_index): p.error_code
+                for t in answer.responses for p in t.partitions}
+
+    epoch = a.epoch
+    assert await change(PAUSE) == {("words", 0): 0}
+    await a.heartbeat()  # revoke first: the task is taken away, at the old epoch
+    assert a.owned == ALL_TASKS - {("0", 0)} and a.epoch == epoch
+    await a.heartbeat()  # the revocation confirmed: the new epoch
+    assert a.owned == ALL_TASKS - {("0", 0)} and a.epoch > epoch
+    listed = await admin.call(LIST_PAUSED, 0, request_class(LIST_PAUSED)(group_id="word-count"))
+    assert [(t.name, [p.partition_index for p in t.partitions]) for t in listed.topics] == [
+        ("words", [0])]
+
+    assert await change(RESUME) == {("words", 0): 0}
+    await a.heartbeat()
+    assert a.owned == ALL_TASKS
