@@ -151,7 +151,12 @@ class WordFeed:
     def __init__(self, bootstrap: str, topic: str, partitions: int) -> None:
         self.topic, self.partitions = topic, partitions
         self.expected: Counter[str] = Counter()
+        self.lines = [0] * partitions  # lines sent to each partition
         self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+
+    @staticmethod
+    def line(partition: int, words: str = "a b a c") -> str:
+        return " ".join(f"p{partition}-{w}" for w in words.split())
 
     def send(self, rounds: int, partitions: list[int] | None = None,
              words: str = "a b a c") -> Counter[str]:
@@ -159,9 +164,10 @@ class WordFeed:
         added: Counter[str] = Counter()
         for _ in range(rounds):
             for p in partitions if partitions is not None else range(self.partitions):
-                line = " ".join(f"p{p}-{w}" for w in words.split())
+                line = self.line(p, words)
                 self.producer.produce(self.topic, value=line.encode(), key=b"k", partition=p)
                 added.update(line.split())
+                self.lines[p] += 1
         assert self.producer.flush(20) == 0, "the input was not all written"
         self.expected.update(added)
         return added
@@ -174,6 +180,7 @@ class OutputCounts:
     def __init__(self, bootstrap: str, topic: str, partitions: int,
                  read_committed: bool = False) -> None:
         self.values: dict[str, list[int]] = {}
+        self.partition: dict[str, int] = {}  # the output partition of each word
         self.consumer = Consumer({
             "bootstrap.servers": bootstrap, "group.id": f"counts-{time.monotonic_ns()}",
             "enable.auto.commit": False, "enable.partition.eof": False,
@@ -191,7 +198,9 @@ class OutputCounts:
                     continue
                 raise AssertionError(f"consumer error: {error}")
             count = int.from_bytes(message.value(), "big", signed=True)
-            self.values.setdefault(message.key().decode(), []).append(count)
+            word = message.key().decode()
+            self.values.setdefault(word, []).append(count)
+            self.partition[word] = message.partition()
 
     def wait_for(self, expected: Counter[str] | dict[str, int], timeout: float = WAIT_S) -> None:
         """Until the latest count of every word is the expected one (and no other word)."""

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from kcsim.admin import AdminClient, OffsetSpec, TopicPartition
+from kcsim.admin import AdminClient, AdminError, OffsetSpec, TopicPartition
 
 from ..durability.wire import Wire
 from .streamsapp import OutputCounts, StreamsApp, WordFeed, describe, owners
@@ -244,3 +245,99 @@ def test_the_application_goes_on_across_a_kcsim_sigkill(
     assert app.committed() == offsets
     app.send_and_check()
     assert (set(a.active), set(b.active)) == held
+
+
+# -- KIP-1249: pausing the partitions a streams group reads ---------------------------------
+
+def pause(app: WordCount, topic: str, partition: int, resume: bool = False) -> None:
+    with AdminClient(app.server.bootstrap) as admin:
+        call = admin.resume_partitions if resume else admin.pause_partitions
+        outcome = call(APP, [TopicPartition(topic, partition)])
+        assert outcome.error(TopicPartition(topic, partition)) is None
+
+
+def frozen(app: WordCount, stopped: Callable[[str], bool]) -> dict[str, int]:
+    """The counts to expect while the words `stopped` says are not counted: those keep
+    what the output shows now, the others count all the input."""
+    now = app.counts.latest()
+    return {w: now[w] if stopped(w) else n for w, n in app.feed.expected.items()}
+
+
+def test_a_paused_input_partition_stops_its_task_and_is_reread_from_a_reset_offset(
+        wordcount: Callable[..., WordCount]) -> None:
+    """Pausing partition 0 of the input takes task 0_0 from its instance and nobody gets
+    it; words from partition 0 stop counting, the others go on. With both instances
+    running, the group's offset of the paused partition is reset to 1 (an unpaused one is
+    refused), and once resumed the task comes back and reads partition 0 again from 1."""
+    app = wordcount()
+    a, b = app.two()
+    app.send_and_check()
+    app.wait_committed()
+    pause(app, INPUT, 0)
+    a.wait("task 0_0 taken away", lambda: a.active | b.active == ALL_TASKS - {"0_0"}
+           and not a.active & b.active and a.state == b.state == "RUNNING")
+    assert set(owners(app.describe())) == ALL_TASKS - {"0_0"}
+    from_p0 = lambda word: word.startswith("p0-")  # noqa: E731
+    stopped = frozen(app, from_p0)
+    app.feed.send(3)
+    app.counts.wait_for(frozen(app, from_p0))
+    assert {w: n for w, n in app.counts.latest().items() if from_p0(w)} == {
+        w: n for w, n in stopped.items() if from_p0(w)}
+
+    with AdminClient(app.server.bootstrap) as admin:
+        with pytest.raises(AdminError, match="UNKNOWN_MEMBER_ID"):
+            admin.alter_group_offsets(APP, {TopicPartition(INPUT, 1): 0})
+        reset = admin.alter_group_offsets(APP, {TopicPartition(INPUT, 0): 1})
+        assert reset.error(TopicPartition(INPUT, 0)) is None
+    assert app.committed()[TopicPartition(INPUT, 0)] == 1
+    reread = Counter(WordFeed.line(0).split())
+    for _ in range(app.feed.lines[0] - 1 - 3):  # read before the pause, from offset 1 on
+        app.feed.expected.update(reread)
+
+    pause(app, INPUT, 0, resume=True)
+    a.wait("task 0_0 back", lambda: a.active | b.active == ALL_TASKS
+           and not a.active & b.active and a.state == b.state == "RUNNING")
+    app.counts.wait_for(app.feed.expected)
+    app.send_and_check()
+
+
+def test_a_paused_stateful_task_leaves_its_standby_where_it_is(
+        wordcount: Callable[..., WordCount]) -> None:
+    """With a standby replica per stateful task (the counting subtopology 1), pausing
+    partition 0 of the repartition topic takes active task 1_0 away while its standby
+    stays on the other instance; the words counted by 1_0 stop, the others go on, and
+    after the resume all of them are counted exactly."""
+    app = wordcount(streams_group_num_standby_replicas=1)
+    a, b = app.two()
+    stateful = {t for t in ALL_TASKS if t.startswith("1_")}
+
+    def standbys_placed() -> bool:
+        return (a.standby | b.standby == stateful and not a.standby & b.standby
+                and not a.standby & a.active and not b.standby & b.active)
+    a.wait("standbys placed", standbys_placed)
+    app.send_and_check()
+    app.wait_committed()
+    repartition, = {tp.topic for tp in app.committed()} - {INPUT}
+    keeper = a if "1_0" in a.standby else b
+    seen = len(keeper.owned)
+
+    pause(app, repartition, 0)
+    a.wait("task 1_0 taken away", lambda: a.active | b.active == ALL_TASKS - {"1_0"}
+           and a.state == b.state == "RUNNING")
+    assert "1_0" in keeper.standby
+    described = app.describe()
+    assert set(owners(described)) == ALL_TASKS - {"1_0"}
+    assert [m.member_id for m in described.members if any(
+        t.subtopology_id == "1" and 0 in t.partitions for t in m.assignment.standby_tasks)
+    ] != []
+    on_1_0 = lambda word: app.counts.partition[word] == 0  # noqa: E731
+    assert any(map(on_1_0, app.feed.expected)), "no word is counted by task 1_0"
+    app.feed.send(3)
+    app.counts.wait_for(frozen(app, on_1_0))
+    assert all("1_0" in standby for _, standby in keeper.owned[seen:])
+
+    pause(app, repartition, 0, resume=True)
+    a.wait("task 1_0 back", lambda: a.active | b.active == ALL_TASKS
+           and a.state == b.state == "RUNNING")
+    app.counts.wait_for(app.feed.expected)
+    app.send_and_check()
