@@ -231,11 +231,7 @@ def test_the_application_goes_on_across_a_kcsim_sigkill(
     app.wait_committed()
     before, offsets = app.describe(), app.committed()
     held = (set(a.active), set(b.active))
-    assert app.server.proc is not None
-    app.server.proc.kill()
-    app.server.proc.wait()
-    app.server.proc = None
-    app.server.start()
+    kill_and_restart(app.server)
     after = app.describe()
     assert (after.group_epoch, after.assignment_epoch) == (before.group_epoch,
                                                            before.assignment_epoch)
@@ -245,6 +241,31 @@ def test_the_application_goes_on_across_a_kcsim_sigkill(
     assert app.committed() == offsets
     app.send_and_check()
     assert (set(a.active), set(b.active)) == held
+
+
+
+def test_exactly_once_v2_counts_every_input_once_across_a_kcsim_sigkill(
+        wordcount: Callable[..., WordCount]) -> None:
+    """kcsim is killed while input is being processed in transactions: after its restart
+    the transactions it had open are aborted or completed as their records say, and a
+    read_committed reader sees each word counted 1, 2, ... n."""
+    app = wordcount(read_committed=True)
+    app.two(processing_guarantee="exactly_once_v2")
+    app.send_and_check()
+    app.feed.send(25)
+    kill_and_restart(app.server)
+    app.send_and_check()
+    for word, n in app.feed.expected.items():
+        assert app.counts.values[word] == list(range(1, n + 1)), word
+
+
+def kill_and_restart(server: KcsimProcess) -> None:
+    """SIGKILL kcsim and start it again on the same port and data dir."""
+    assert server.proc is not None
+    server.proc.kill()
+    server.proc.wait()
+    server.proc = None
+    server.start()
 
 
 # -- KIP-1249: pausing the partitions a streams group reads ---------------------------------
