@@ -289,7 +289,8 @@ def test_a_paused_input_partition_stops_its_task_and_is_reread_from_a_reset_offs
     """Pausing partition 0 of the input takes task 0_0 from its instance and nobody gets
     it; words from partition 0 stop counting, the others go on. With both instances
     running, the group's offset of the paused partition is reset to 1 (an unpaused one is
-    refused), and once resumed the task comes back and reads partition 0 again from 1."""
+    refused), and once resumed the task comes back and reads partition 0 again from 1.
+    The pause holds across a kcsim SIGKILL."""
     app = wordcount()
     a, b = app.two()
     app.send_and_check()
@@ -304,6 +305,12 @@ def test_a_paused_input_partition_stops_its_task_and_is_reread_from_a_reset_offs
     app.counts.wait_for(frozen(app, from_p0))
     assert {w: n for w, n in app.counts.latest().items() if from_p0(w)} == {
         w: n for w, n in stopped.items() if from_p0(w)}
+    # The pause is a record: it holds across a kcsim SIGKILL.
+    kill_and_restart(app.server)
+    app.feed.send(1, partitions=[1, 2, 3])
+    app.counts.wait_for(frozen(app, from_p0))
+    assert set(owners(app.describe())) == ALL_TASKS - {"0_0"}
+    assert "0_0" not in a.active | b.active
 
     with AdminClient(app.server.bootstrap) as admin:
         with pytest.raises(AdminError, match="UNKNOWN_MEMBER_ID"):
@@ -312,7 +319,7 @@ def test_a_paused_input_partition_stops_its_task_and_is_reread_from_a_reset_offs
         assert reset.error(TopicPartition(INPUT, 0)) is None
     assert app.committed()[TopicPartition(INPUT, 0)] == 1
     reread = Counter(WordFeed.line(0).split())
-    for _ in range(app.feed.lines[0] - 1 - 3):  # read before the pause, from offset 1 on
+    for _ in range(3 - 1):  # the lines read before the pause, from offset 1 on
         app.feed.expected.update(reread)
 
     pause(app, INPUT, 0, resume=True)
