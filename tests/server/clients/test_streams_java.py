@@ -179,18 +179,30 @@ def test_a_killed_instance_s_tasks_go_to_the_other(wordcount: Callable[..., Word
 
 def test_exactly_once_v2_counts_every_input_once_across_a_sigkill(
         wordcount: Callable[..., WordCount]) -> None:
-    """Input still being processed when an instance is killed: its open transaction is
-    aborted, the other instance picks up from the committed offsets and state, and a
-    read_committed reader sees each word counted 1, 2, ... n, with no count twice."""
+    """An instance is killed with a transaction open (its counts written, not committed:
+    a commit every 3 s here). kcsim aborts it when it times out (5 s), the other instance
+    takes over from the committed offsets and state, and a read_committed reader sees each
+    word counted 1, 2, ... n; a read_uncommitted one saw the aborted counts too."""
     app = wordcount(read_committed=True)
-    a, b = app.two(processing_guarantee="exactly_once_v2")
+    a, b = app.two(processing_guarantee="exactly_once_v2", commit_interval_ms=3000,
+                   producer_transaction_timeout_ms=5000)
     app.send_and_check()
-    app.feed.send(25)
-    a.kill()
-    b.wait_running(tasks=len(ALL_TASKS))
-    app.send_and_check()
-    for word, n in app.feed.expected.items():
-        assert app.counts.values[word] == list(range(1, n + 1)), word
+    dirty = OutputCounts(app.server.bootstrap, OUTPUT, PARTITIONS, read_committed=False)
+    try:
+        dirty.wait_for(app.counts.latest())
+        app.feed.send(3)
+        dirty.wait_for(app.feed.expected)
+        app.counts.poll()
+        assert app.counts.latest() != dict(app.feed.expected), "committed before the kill"
+        a.kill()
+        b.wait_running(tasks=len(ALL_TASKS))
+        app.send_and_check()
+        for word, n in app.feed.expected.items():
+            assert app.counts.values[word] == list(range(1, n + 1)), word
+        dirty.wait_for(app.feed.expected)
+        assert any(len(v) > len(set(v)) for v in dirty.values.values())
+    finally:
+        dirty.close()
 
 
 def test_a_static_member_restarts_and_gets_its_tasks_back_without_a_rebalance(
