@@ -230,7 +230,11 @@ def owners(described: Any) -> dict[str, list[str]]:
     """Task id ("0_1") -> the members that own it active, as the broker describes them."""
     out: dict[str, list[str]] = {}
     for member in described.members:
-        for task in member.assignment.active_tasks:
-            for p in task.partitions:
-                out.setdefault(f"{task.subtopology_id}_{p}", []).append(member.member_id)
+        for task in task_names(member.assignment.active_tasks):
+            out.setdefault(task, []).append(member.member_id)
     return out
+
+
+def task_names(ids: Any) -> set[str]:
+    """Task ids ("0_1") of a describe answer's task lists."""
+    return {f"{t.subtopology_id}_{p}" for t in ids for p in t.partitions}
