@@ -154,6 +154,11 @@ class WordFeed:
         self.lines = [0] * partitions  # lines sent to each partition
         self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
 
+    def poison(self, partition: int) -> None:
+        """The line that makes the application's processing throw."""
+        self.producer.produce(self.topic, value=b"poison", key=b"k", partition=partition)
+        assert self.producer.flush(20) == 0
+
     @staticmethod
     def line(partition: int, words: str = "a b a c") -> str:
         return " ".join(f"p{partition}-{w}" for w in words.split())

@@ -179,6 +179,21 @@ def test_a_killed_instance_s_tasks_go_to_the_other(wordcount: Callable[..., Word
     app.send_and_check()
 
 
+def test_an_instance_s_shutdown_request_stops_the_whole_application(
+        wordcount: Callable[..., WordCount]) -> None:
+    """A record that makes processing throw, with the handler answering
+    SHUTDOWN_APPLICATION: the instance that hit it asks the group to shut down, and the
+    broker's answer to the other instance's heartbeat stops that one too."""
+    app = wordcount()
+    a, b = app.two(on_error="SHUTDOWN_APPLICATION")
+    app.send_and_check()
+    failed, other = (a, b) if "0_0" in a.active else (b, a)
+    app.feed.poison(0)
+    a.wait("both instances stopped", lambda: a.state == b.state == "ERROR")
+    assert failed.errors and "poison record" in failed.stderr()
+    assert other.errors == []
+
+
 # Exactly-once v2 with transactions kept open for a while: a commit every 3 s, aborted
 # by kcsim when 5 s old.
 SLOW_EOS = {"processing_guarantee": "exactly_once_v2", "commit_interval_ms": 3000,

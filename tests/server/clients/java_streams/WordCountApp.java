@@ -14,7 +14,7 @@ import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TaskMetadata;
 import org.apache.kafka.streams.ThreadMetadata;
-import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
 
@@ -24,7 +24,9 @@ import org.apache.kafka.streams.kstream.Produced;
  * <p>Arguments: bootstrap, application id, input topic, output topic, state dir, then any
  * number of Streams properties as key=value. Lines of input topic values are split on
  * spaces, regrouped by word (a repartition topic) and counted in a state store; the counts
- * go to the output topic as String keys and Long values.
+ * go to the output topic as String keys and Long values. The line "poison" makes
+ * processing throw; "on.error=SHUTDOWN_APPLICATION" among the properties makes that stop
+ * the whole application (every instance) rather than this one.
  *
  * <p>stdout carries one JSON object per line: {"state": ...} on every state change and
  * {"active": [...], "standby": [...]} whenever the tasks this instance owns change (task ids
@@ -33,6 +35,11 @@ import org.apache.kafka.streams.kstream.Produced;
  */
 public final class WordCountApp {
     private static final Object OUT = new Object();
+    /** An input line that makes processing throw. */
+    private static final String POISON = "poison";
+    /** The argument that says how the uncaught exception handler answers (default
+     * SHUTDOWN_CLIENT; SHUTDOWN_APPLICATION asks the group to stop every instance). */
+    private static final String ON_ERROR = "on.error=";
 
     private WordCountApp() {
     }
@@ -83,22 +90,33 @@ public final class WordCountApp {
         props.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, "streams");
         props.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
+        StreamThreadExceptionResponse onError = StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         for (String arg : Arrays.copyOfRange(args, 5, args.length)) {
             int eq = arg.indexOf('=');
-            props.put(arg.substring(0, eq), arg.substring(eq + 1));
+            if (arg.startsWith(ON_ERROR)) {
+                onError = StreamThreadExceptionResponse.valueOf(arg.substring(eq + 1));
+            } else {
+                props.put(arg.substring(0, eq), arg.substring(eq + 1));
+            }
         }
         StreamsBuilder builder = new StreamsBuilder();
         builder.<String, String>stream(args[2])
-            .flatMapValues(line -> Arrays.asList(line.split(" ")))
+            .flatMapValues(line -> {
+                if (line.equals(POISON)) {
+                    throw new IllegalStateException("poison record");
+                }
+                return Arrays.asList(line.split(" "));
+            })
             .groupBy((key, word) -> word)
             .count(Materialized.as("counts"))
             .toStream()
             .to(args[3], Produced.with(Serdes.String(), Serdes.Long()));
         KafkaStreams streams = new KafkaStreams(builder.build(), props);
         streams.setStateListener((now, before) -> emit("{\"state\": " + quote(now.name()) + "}"));
+        StreamThreadExceptionResponse response = onError;
         streams.setUncaughtExceptionHandler(e -> {
             emit("{\"error\": " + quote(String.valueOf(e)) + "}");
-            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+            return response;
         });
         streams.start();
 
