@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         ListOffsetsResultInfo,
         OffsetAndMetadata,
         Outcomes,
+        StreamsGroupDescription,
         TopicDescription,
         TopicPartition,
     )
@@ -97,6 +98,11 @@ class TrioAdminClient:
         self, group_ids: str | Iterable[str], timeout: float | None = None
     ) -> Outcomes[str, None]:
         return await self._run(requests.delete_groups, timeout, group_ids)
+
+    async def describe_streams_groups(
+        self, group_ids: str | Iterable[str], timeout: float | None = None
+    ) -> Outcomes[str, StreamsGroupDescription]:
+        return await self._run(requests.describe_streams_groups, timeout, group_ids)
 
     async def list_group_offsets(
         self, groups: requests.GroupsWanted, *, require_stable: bool = False,

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         ListOffsetsResultInfo,
         OffsetAndMetadata,
         Outcomes,
+        StreamsGroupDescription,
         TopicDescription,
         TopicPartition,
     )
@@ -116,6 +117,15 @@ class AdminClient:
     ) -> Outcomes[str, None]:
         """Delete empty groups with their offsets (NON_EMPTY_GROUP while members remain)."""
         return self._run(requests.delete_groups, timeout, group_ids)
+
+    def describe_streams_groups(
+        self, group_ids: str | Iterable[str], timeout: float | None = None
+    ) -> Outcomes[str, StreamsGroupDescription]:
+        """Streams groups (KIP-1071): state, topology, members and their active, standby and
+        warm-up tasks; GROUP_ID_NOT_FOUND for a missing group or one of another kind. The
+        other calls serve streams groups as they are: list_groups(types=["streams"]),
+        delete_groups, the offset calls and the KIP-1249 pause calls."""
+        return self._run(requests.describe_streams_groups, timeout, group_ids)
 
     # -- offsets ------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from .topic_ops import metadata
 from .wire import negotiate
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from .calls import Call
 
@@ -37,14 +37,13 @@ CONSUMER_GROUP_DESCRIBE = 69
 ListGroupsRequest = request_class(LIST_GROUPS)
 DescribeGroupsRequest = request_class(DESCRIBE_GROUPS)
 DeleteGroupsRequest = request_class(DELETE_GROUPS)
-ConsumerGroupDescribeRequest = request_class(CONSUMER_GROUP_DESCRIBE)
 
 STATES_FILTER_VERSION = 4
 TYPES_FILTER_VERSION = 5
 CLASSIC, CONSUMER = "classic", "consumer"
 CONSUMER_PROTOCOL = "consumer"
 GROUP_STATES = ("Empty", "Stable", "PreparingRebalance", "CompletingRebalance", "Assigning",
-                "Reconciling", "Dead")
+                "Reconciling", "NotReady", "Dead")
 _CANONICAL_STATE = {s.lower(): s for s in GROUP_STATES}
 
 
@@ -128,29 +127,39 @@ def _is_error(outcome: Any, code: int) -> bool:
     return isinstance(outcome, AdminError) and outcome.code == code
 
 
-def _consumer_group_describe(call: Call, node: Node, groups: list[str]) -> Step[dict[str, Any]]:
-    def build(version: int) -> Any:
-        return ConsumerGroupDescribeRequest(group_ids=groups, include_authorized_operations=False)
+def describe_each(
+    call: Call, node: Node, api_key: int, versions: tuple[int, int], groups: list[str],
+    parse: Callable[[Any, Node], Any],
+) -> Step[dict[str, Any]]:
+    """A KIP-848-style describe (ConsumerGroupDescribe, StreamsGroupDescribe) of `groups` on
+    their coordinator: each group's description as `parse` makes it, or its error."""
+    cls = request_class(api_key)
 
-    reply = yield call.send(node, CONSUMER_GROUP_DESCRIBE, build, (0, 1))
-    out: dict[str, Any] = {}
-    for g in reply.body.groups:
-        if g.error_code:
-            out[g.group_id] = AdminError(g.error_code, g.error_message)
-            continue
-        members = tuple(
-            MemberDescription(
-                member_id=m.member_id, client_id=m.client_id, host=m.client_host,
-                group_instance_id=m.instance_id,
-                assignment=_assigned(m.assignment), target_assignment=_assigned(m.target_assignment),
-                member_epoch=m.member_epoch)
-            for m in g.members)
-        out[g.group_id] = GroupDescription(
-            group_id=g.group_id, state=canonical_state(g.group_state), type=CONSUMER,
-            protocol_type=CONSUMER_PROTOCOL, assignment_strategy=g.assignor_name,
-            coordinator=node, members=members, group_epoch=g.group_epoch,
-            target_assignment_epoch=g.assignment_epoch)
-    return out
+    def build(version: int) -> Any:
+        return cls(group_ids=groups, include_authorized_operations=False)
+
+    reply = yield call.send(node, api_key, build, versions)
+    return {g.group_id: AdminError(g.error_code, g.error_message) if g.error_code
+            else parse(g, node) for g in reply.body.groups}
+
+
+def _consumer_group_describe(call: Call, node: Node, groups: list[str]) -> Step[dict[str, Any]]:
+    return describe_each(call, node, CONSUMER_GROUP_DESCRIBE, (0, 1), groups, _consumer_group)
+
+
+def _consumer_group(g: Any, node: Node) -> GroupDescription:
+    members = tuple(
+        MemberDescription(
+            member_id=m.member_id, client_id=m.client_id, host=m.client_host,
+            group_instance_id=m.instance_id,
+            assignment=_assigned(m.assignment), target_assignment=_assigned(m.target_assignment),
+            member_epoch=m.member_epoch)
+        for m in g.members)
+    return GroupDescription(
+        group_id=g.group_id, state=canonical_state(g.group_state), type=CONSUMER,
+        protocol_type=CONSUMER_PROTOCOL, assignment_strategy=g.assignor_name,
+        coordinator=node, members=members, group_epoch=g.group_epoch,
+        target_assignment_epoch=g.assignment_epoch)
 
 
 def _assigned(assignment: Any) -> tuple[TopicPartition, ...]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from . import group_ops, offset_ops, pause_ops, topic_ops
+from . import group_ops, offset_ops, pause_ops, streams_ops, topic_ops
 from .results import (
     ClusterInfo,
     GroupDescription,
@@ -17,6 +17,7 @@ from .results import (
     ListOffsetsResultInfo,
     OffsetAndMetadata,
     Outcomes,
+    StreamsGroupDescription,
     TopicDescription,
     TopicPartition,
 )
@@ -48,6 +49,12 @@ def list_groups(
 
 def describe_groups(call: Call, groups: str | Iterable[str]) -> Step[Outcomes[str, GroupDescription]]:
     return group_ops.describe_groups(call, [groups] if isinstance(groups, str) else groups)
+
+
+def describe_streams_groups(
+    call: Call, groups: str | Iterable[str]
+) -> Step[Outcomes[str, StreamsGroupDescription]]:
+    return streams_ops.describe_streams_groups(call, [groups] if isinstance(groups, str) else groups)
 
 
 def list_group_offsets(

@@ -74,6 +74,79 @@ class GroupDescription:
 
 
 @dataclass(frozen=True)
+class TaskIds:
+    """Tasks of one subtopology: its id and the partitions (task numbers) held."""
+
+    subtopology_id: str
+    partitions: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TaskAssignment:
+    """A streams member's tasks, by kind (KIP-1071)."""
+
+    active: tuple[TaskIds, ...] = ()
+    standby: tuple[TaskIds, ...] = ()
+    warmup: tuple[TaskIds, ...] = ()
+
+
+@dataclass(frozen=True)
+class StreamsMemberDescription:
+    member_id: str
+    member_epoch: int
+    client_id: str
+    host: str
+    process_id: str
+    topology_epoch: int
+    instance_id: str | None = None
+    rack_id: str | None = None
+    assignment: TaskAssignment = TaskAssignment()
+    target_assignment: TaskAssignment = TaskAssignment()
+    is_classic: bool = False
+
+
+@dataclass(frozen=True)
+class Subtopology:
+    """One subtopology of a streams group's topology: the topics its tasks read and write."""
+
+    subtopology_id: str
+    source_topics: tuple[str, ...] = ()
+    repartition_sink_topics: tuple[str, ...] = ()
+    repartition_source_topics: dict[str, int] = field(default_factory=dict)  # name: partitions
+    state_changelog_topics: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def input_topics(self) -> tuple[str, ...]:
+        """The topics a task of this subtopology reads: its sources, then its repartitions."""
+        return self.source_topics + tuple(self.repartition_source_topics)
+
+
+@dataclass(frozen=True)
+class StreamsGroupDescription:
+    group_id: str
+    state: str  # Empty, NotReady, Assigning, Reconciling, Stable or Dead
+    group_epoch: int
+    target_assignment_epoch: int
+    coordinator: Node
+    topology_epoch: int = 0
+    subtopologies: tuple[Subtopology, ...] = ()
+    members: tuple[StreamsMemberDescription, ...] = ()
+    assignor: str | None = None  # the server assignor (StreamsGroupDescribe v1)
+
+    @property
+    def source_topics(self) -> set[str]:
+        """Every topic the topology reads from outside the group (not a repartition topic)."""
+        return {t for s in self.subtopologies for t in s.source_topics}
+
+    def partitions_of(self, tasks: tuple[TaskIds, ...]) -> set[TopicPartition]:
+        """The partitions these tasks read: for each task, its subtopology's input topics at
+        the task's partition."""
+        inputs = {s.subtopology_id: s.input_topics for s in self.subtopologies}
+        return {TopicPartition(topic, p) for t in tasks for topic in inputs.get(t.subtopology_id, ())
+                for p in t.partitions}
+
+
+@dataclass(frozen=True)
 class OffsetAndMetadata:
     offset: int
     metadata: str = ""

@@ -63,7 +63,7 @@ def classic_heartbeats(host: str, port: int, prefix: str) -> list[Frame]:
     return frames
 
 
-class _ConsumerMember:
+class ConsumerMember:
     """One KIP-848 member's side of the join: its epoch and what it was last assigned."""
 
     def __init__(self, group: str, topic: str) -> None:
@@ -115,7 +115,7 @@ def consumer_heartbeats(client: LoadClient, prefix: str, topic: str) -> list[Fra
     heartbeat in rounds until one changes nothing; one steady heartbeat frame per member."""
     if len(client.conns) != MEMBERS:
         raise BenchError(f"a connection per member: {len(client.conns)} for {MEMBERS}")
-    members = [_ConsumerMember(f"{prefix}-{i // GROUP_SIZE:03d}", topic) for i in range(MEMBERS)]
+    members = [ConsumerMember(f"{prefix}-{i // GROUP_SIZE:03d}", topic) for i in range(MEMBERS)]
     due = [True] * MEMBERS
 
     def next_frame(idx: int) -> Frame | None:

@@ -327,9 +327,13 @@ def _streams_epoch(
     body = _SG_EPOCH.key(_SG_EPOCH.key_cls(group_id=key.group))
     if value is None:
         return body, None
-    return body, _SG_EPOCH.value(_SG_EPOCH.value_cls(
+    cls = _SG_EPOCH.value_cls
+    configs = value.last_assignment_configs
+    return body, _SG_EPOCH.value(cls(
         epoch=value.epoch, metadata_hash=value.metadata_hash,
-        validated_topology_epoch=value.validated_topology_epoch), 0)
+        validated_topology_epoch=value.validated_topology_epoch,
+        last_assignment_configs=None if configs is None else [
+            cls.LastAssignmentConfig(key=k, value=v) for k, v in configs]), 0)
 
 
 def _streams_topology(

@@ -151,6 +151,8 @@ class StreamsGroupMetadataValue(Struct, array_like=True, gc=False):
     epoch: int
     metadata_hash: int = 0  # of the topology's source topics' ids and partition counts
     validated_topology_epoch: int = -1  # the topology epoch whose internal topics exist
+    # What the target was last computed with (num.standby.replicas); None: not recorded.
+    last_assignment_configs: tuple[tuple[str, str], ...] | None = None
 
 
 class StreamsGroupTopologyKey(Struct, frozen=True, array_like=True, gc=False):

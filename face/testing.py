@@ -5,7 +5,8 @@
 - on either: ``.clock`` (advance, freeze, resume simulated time), ``.faults``
   (fault rules: errors, latency, held requests, closed connections, coordinator
   loading or unavailable), ``.requests(...)`` (the request log), ``.group(...)``,
-  ``.groups()``, ``.paused(...)`` and ``.committed(...)`` (state views),
+  ``.groups()``, ``.paused(...)`` and ``.committed(...)`` (state views; a streams
+  group's members show their active, standby and warm-up tasks),
   ``run_log_maintenance()`` (topics' retention and log cleaner, now), and the
   waits ``wait_for_group``, ``wait_for_committed``, ``wait_for_request``,
   ``wait_for_fault``, which raise ``WaitTimeout`` showing the state they saw;
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from kcsim.server.control.faults import FaultRule, FaultStatus
 from kcsim.server.control.request_log import RequestRecord
-from kcsim.server.control.views import GroupView, MemberView
+from kcsim.server.control.views import GroupView, MemberView, TasksView
 from kcsim.server.control.waits import WaitTimeout
 from kcsim.server.embedded import EmbeddedServer
 from kcsim.server.in_trio import TrioKcsim, open_trio_kcsim
@@ -50,6 +51,7 @@ __all__ = [
     "GroupView",
     "MemberView",
     "RequestRecord",
+    "TasksView",
     "TrioKcsim",
     "WaitTimeout",
     "kcsim",

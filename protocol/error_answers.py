@@ -49,6 +49,14 @@ from .messages.pause_partitions import (
     ResumePartitionsResponse,
 )
 from .messages.produce import ProduceResponse
+from .messages.sasl import (
+    AlterUserScramCredentialsRequest,
+    AlterUserScramCredentialsResponse,
+    DescribeUserScramCredentialsRequest,
+    DescribeUserScramCredentialsResponse,
+    SaslAuthenticateResponse,
+    SaslHandshakeResponse,
+)
 from .messages.streams_group import (
     StreamsGroupDescribeResponse,
     StreamsGroupHeartbeatResponse,
@@ -446,6 +454,24 @@ def _describe_log_dirs(version: int, request: object, error: int) -> DescribeLog
     return DescribeLogDirsResponse(error_code=error, results=[])
 
 
+def _describe_scram(
+    version: int, request: DescribeUserScramCredentialsRequest, error: int
+) -> DescribeUserScramCredentialsResponse:
+    # As Kafka's: one result per user named, without its name.
+    R = DescribeUserScramCredentialsResponse
+    return R(error_code=error, results=[R.DescribeUserScramCredentialsResult(error_code=error)
+                                        for _ in request.users or ()])
+
+
+def _alter_scram(
+    version: int, request: AlterUserScramCredentialsRequest, error: int
+) -> AlterUserScramCredentialsResponse:
+    R = AlterUserScramCredentialsResponse
+    users = {c.name for c in request.deletions} | {c.name for c in request.upsertions}
+    return R(results=[R.AlterUserScramCredentialsResult(user=u, error_code=error)
+                      for u in sorted(users)])
+
+
 ERROR_ANSWERS: dict[int, Builder] = {
     0: _entry(_produce),
     1: _entry(_fetch),
@@ -460,6 +486,7 @@ ERROR_ANSWERS: dict[int, Builder] = {
     14: _entry(_sync_group),
     15: _entry(_describe_groups),
     16: _entry(_list_groups),
+    17: _top_level(SaslHandshakeResponse),
     18: _top_level(ApiVersionsResponse),
     19: _entry(_create_topics),
     20: _entry(_delete_topics),
@@ -474,10 +501,13 @@ ERROR_ANSWERS: dict[int, Builder] = {
     32: _entry(_describe_configs),
     33: _entry(_alter_configs),
     35: _entry(_describe_log_dirs),
+    36: _top_level(SaslAuthenticateResponse),
     37: _entry(_create_partitions),
     42: _entry(_delete_groups),
     44: _entry(_incremental_alter_configs),
     47: _entry(_offset_delete),
+    50: _entry(_describe_scram),
+    51: _entry(_alter_scram),
     60: _top_level(DescribeClusterResponse),
     61: _entry(_describe_producers),
     65: _entry(_describe_transactions),

@@ -1,5 +1,6 @@
 """The `kcsim` command: `kcsim serve` runs the broker, `kcsim health` asks it if it serves;
-`kcsim consumer-groups` and `kcsim control` are client tools (kcsim.tools).
+`kcsim consumer-groups`, `kcsim streams-groups` and `kcsim control` are client tools
+(kcsim.tools).
 
 Other parts of kcsim add subcommands through the ``kcsim.commands`` entry point
 (a function taking the subparsers), so the server imports none of them: the
@@ -82,9 +83,10 @@ def parser(tools: bool = True) -> argparse.ArgumentParser:
     _serve_parser(sub)
     _health_parser(sub)
     if tools:
-        from kcsim.tools import consumer_groups, control
+        from kcsim.tools import consumer_groups, control, streams_groups
 
         consumer_groups.register(sub)
+        streams_groups.register(sub)
         control.register(sub)
         for command in entry_points(group="kcsim.commands"):
             command.load()(sub)

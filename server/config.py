@@ -49,6 +49,7 @@ class ConfigError(ValueError):
 
 INT32_MAX = 2**31 - 1
 DECLARED_EXTENSION_KEYS = (1000, 1001, 1002)
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")  # the mechanisms kcsim serves
 _GROUP = GroupConfig()
 
 # Ranges follow the Kafka settings these mirror: INT settings stop at 2^31-1,
@@ -107,6 +108,39 @@ def _valid_protocol_map(text: str) -> bool:
     return True
 
 
+def _valid_mechanisms(text: str) -> bool:
+    mechanisms(text)  # ValueError says what is wrong
+    return True
+
+
+def _valid_plain_users(text: str) -> bool:
+    plain_users(text)
+    return True
+
+
+def mechanisms(text: str) -> tuple[str, ...]:
+    """The SASL mechanisms of a comma-separated list, in order, each one kcsim serves."""
+    out = tuple(dict.fromkeys(m.strip().upper() for m in text.split(",") if m.strip()))
+    if not out:
+        raise ValueError("no SASL mechanism given")
+    unknown = [m for m in out if m not in SASL_MECHANISMS]
+    if unknown:
+        raise ValueError(f"{', '.join(unknown)}: kcsim serves the SASL mechanisms "
+                         + ", ".join(SASL_MECHANISMS))
+    return out
+
+
+def plain_users(text: str) -> dict[str, str]:
+    """`name:password,...` as a dict; ValueError for an entry without a name or password."""
+    users: dict[str, str] = {}
+    for entry in text.split(","):
+        name, sep, password = entry.partition(":")
+        if not sep or not name.strip() or not password:
+            raise ValueError(f"{entry!r} is not name:password")
+        users[name.strip()] = password
+    return users
+
+
 def _valid_features(entries: tuple[str, ...]) -> bool:
     features_mod.parse_pins(entries)
     return True
@@ -142,10 +176,10 @@ class Config(msgspec.Struct, kw_only=True):
         extra=_checked("NAME://host:port, comma-separated", _valid_advertised_listeners),
     )] = None
     listener_security_protocol_map: Annotated[str | None, Meta(
-        description="NAME:PROTOCOL for each listener, as Kafka's; kcsim serves PLAINTEXT and "
-                    "SSL, not SASL yet (default: a listener named SSL speaks SSL, one named "
-                    "SASL_PLAINTEXT or SASL_SSL is refused, any other is PLAINTEXT)",
-        extra=_checked("NAME:PLAINTEXT or NAME:SSL, comma-separated", _valid_protocol_map),
+        description="NAME:PROTOCOL for each listener, as Kafka's: PLAINTEXT, SSL, "
+                    "SASL_PLAINTEXT or SASL_SSL (default: a listener named as a protocol "
+                    "speaks it, any other PLAINTEXT)",
+        extra=_checked("NAME:PROTOCOL, comma-separated", _valid_protocol_map),
     )] = None
     ssl_keystore_location: Annotated[NonEmpty | None, Meta(
         description="PEM file with the SSL listeners' certificate chain and private key "
@@ -163,6 +197,24 @@ class Config(msgspec.Struct, kw_only=True):
     ssl_handshake_timeout_ms: Annotated[PositiveMillis, Meta(
         description="close an SSL connection whose TLS handshake has not finished by then"
     )] = 10000
+    sasl_enabled_mechanisms: Annotated[str, Meta(
+        description="sasl.enabled.mechanisms: the SASL mechanisms SASL listeners accept, "
+                    "comma-separated, of " + ", ".join(SASL_MECHANISMS),
+        extra=_checked("mechanisms, comma-separated", _valid_mechanisms),
+    )] = ",".join(SASL_MECHANISMS)
+    sasl_plain_users: Annotated[str | None, Meta(
+        description="the users SASL/PLAIN accepts, name:password,... (Kafka's JAAS "
+                    "user_NAME=\"PASSWORD\" of PlainLoginModule; SCRAM users are records, "
+                    "made with AlterUserScramCredentials)",
+        extra=_checked("name:password, comma-separated", _valid_plain_users),
+    )] = None
+    sasl_server_max_receive_size: Annotated[Positive32, Meta(
+        description="sasl.server.max.receive.size: the largest frame a connection may send "
+                    "before it has authenticated (larger: the connection is closed)")] = 524288
+    connection_failed_authentication_delay_ms: Annotated[Millis, Meta(
+        description="connection.failed.authentication.delay.ms: how long a connection that "
+                    "failed to authenticate waits, on the real clock, before its answer is sent "
+                    "and it is closed")] = 100
     batch_connections: Annotated[bool, Meta(
         description="serve plaintext connections whose requests are answered at once in one "
                     "pass per wake-up (epoll; Linux), each connection in its own task only "
@@ -264,6 +316,53 @@ class Config(msgspec.Struct, kw_only=True):
         description="group.streams.num.standby.replicas: standby tasks per task, each on "
                     "another process than the active one",
     )] = _GROUP.streams_group_num_standby_replicas
+    streams_group_min_session_timeout_ms: Annotated[Positive32, Meta(
+        description="group.streams.min.session.timeout.ms: the least a group's "
+                    "streams.session.timeout.ms may be set to",
+    )] = _GROUP.streams_group_min_session_timeout_ms
+    streams_group_max_session_timeout_ms: Annotated[Positive32, Meta(
+        description="group.streams.max.session.timeout.ms: the most a group's "
+                    "streams.session.timeout.ms may be set to",
+    )] = _GROUP.streams_group_max_session_timeout_ms
+    streams_group_min_heartbeat_interval_ms: Annotated[Positive32, Meta(
+        description="group.streams.min.heartbeat.interval.ms: the least a group's "
+                    "streams.heartbeat.interval.ms may be set to",
+    )] = _GROUP.streams_group_min_heartbeat_interval_ms
+    streams_group_max_heartbeat_interval_ms: Annotated[Positive32, Meta(
+        description="group.streams.max.heartbeat.interval.ms: the most a group's "
+                    "streams.heartbeat.interval.ms may be set to",
+    )] = _GROUP.streams_group_max_heartbeat_interval_ms
+    streams_group_min_assignment_interval_ms: Annotated[Int32, Meta(
+        description="group.streams.min.assignment.interval.ms: the least a group's "
+                    "streams.assignment.interval.ms may be set to",
+    )] = _GROUP.streams_group_min_assignment_interval_ms
+    streams_group_max_assignment_interval_ms: Annotated[Int32, Meta(
+        description="group.streams.max.assignment.interval.ms: the most a group's "
+                    "streams.assignment.interval.ms may be set to",
+    )] = _GROUP.streams_group_max_assignment_interval_ms
+    streams_group_max_standby_replicas: Annotated[Int32, Meta(
+        description="group.streams.max.standby.replicas: the most a group's "
+                    "streams.num.standby.replicas may be set to",
+    )] = _GROUP.streams_group_max_standby_replicas
+    streams_group_num_warmup_replicas: Annotated[Int32, Meta(
+        description="group.streams.num.warmup.replicas: kept, but no warm-up task is placed, "
+                    "as in Kafka 4.4",
+    )] = _GROUP.streams_group_num_warmup_replicas
+    streams_group_max_warmup_replicas: Annotated[Int32, Meta(
+        description="group.streams.max.warmup.replicas: the most a group's "
+                    "streams.num.warmup.replicas may be set to",
+    )] = _GROUP.streams_group_max_warmup_replicas
+    streams_group_acceptable_recovery_lag: Annotated[int, Meta(
+        ge=0, description="group.streams.acceptable.recovery.lag: told to streams members",
+    )] = _GROUP.streams_group_acceptable_recovery_lag
+    streams_group_task_offset_interval_ms: Annotated[Positive32, Meta(
+        description="group.streams.task.offset.interval.ms: how often streams members report "
+                    "their task offsets (told to them)",
+    )] = _GROUP.streams_group_task_offset_interval_ms
+    streams_group_min_task_offset_interval_ms: Annotated[Positive32, Meta(
+        description="group.streams.min.task.offset.interval.ms: the least a group's "
+                    "streams.task.offset.interval.ms may be set to",
+    )] = _GROUP.streams_group_min_task_offset_interval_ms
     transaction_max_timeout_ms: Annotated[Positive32, Meta(
         description="transaction.max.timeout.ms: the longest transaction timeout a producer "
                     "may ask for")] = TxnConfig().transaction_max_timeout_ms

@@ -9,9 +9,8 @@ containers through a network alias. `--host/--port/--advertised-host/
 
 Each listener speaks a security protocol: what `listener_security_protocol_map`
 maps its name to, or, without a map, its name when that is a protocol's
-(`SSL://:9093` speaks SSL) and PLAINTEXT otherwise. kcsim serves PLAINTEXT and
-SSL; a SASL listener is refused at start-up, not accepted and then failing on
-the first handshake.
+(`SSL://:9093` speaks SSL, `SASL_SSL://:9094` SASL_SSL) and PLAINTEXT otherwise.
+kcsim serves all four of Kafka's: PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL.
 """
 
 from __future__ import annotations
@@ -21,7 +20,8 @@ from typing import NamedTuple
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 WILDCARD_HOSTS = ("", "0.0.0.0", "::")
-SERVED_PROTOCOLS = ("PLAINTEXT", "SSL")
+TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})  # a TLS handshake first
+SASL_PROTOCOLS = frozenset({"SASL_PLAINTEXT", "SASL_SSL"})  # then a SASL exchange
 SHORTHAND_NAME = "PLAINTEXT"
 
 _ENTRY = re.compile(r"(?P<name>[A-Za-z0-9_]+)://(?:\[(?P<ipv6>[0-9A-Fa-f:.%]+)\]|(?P<host>[^\s:/\[\]]*))"
@@ -92,7 +92,7 @@ def parse(text: str, *, advertised: bool = False) -> tuple[Listener, ...]:
 
 
 def parse_protocol_map(text: str) -> dict[str, str]:
-    """`NAME:PROTOCOL,...` with every protocol one kcsim serves; ValueError otherwise."""
+    """`NAME:PROTOCOL,...` with every protocol one of Kafka's; ValueError otherwise."""
     mapping: dict[str, str] = {}
     for entry in (part.strip() for part in text.split(",")):
         name, sep, protocol = entry.partition(":")
@@ -102,18 +102,13 @@ def parse_protocol_map(text: str) -> dict[str, str]:
                              + ", ".join(SECURITY_PROTOCOLS))
         if name in mapping:
             raise ValueError(f"listener name {name} appears twice")
-        if protocol not in SERVED_PROTOCOLS:
-            raise ValueError(f"{name} maps to {protocol}: {_NOT_SERVED}")
         mapping[name] = protocol
     return mapping
 
 
-_NOT_SERVED = "SASL is not served yet; kcsim serves PLAINTEXT and SSL listeners"
-
-
 def protocols(listeners: tuple[Listener, ...], protocol_map: dict[str, str] | None) -> dict[str, str]:
     """The security protocol of each listener, by name: by the map, or by its name when
-    there is none; ValueError for a listener without one or speaking SASL."""
+    there is none; ValueError for a listener the map does not name."""
     out = {}
     for listener in listeners:
         if protocol_map is not None:
@@ -121,12 +116,9 @@ def protocols(listeners: tuple[Listener, ...], protocol_map: dict[str, str] | No
                 raise ValueError(f"listener {listener.name} has no security protocol "
                                  "in the listener security protocol map")
             out[listener.name] = protocol_map[listener.name]
-        elif listener.name in SECURITY_PROTOCOLS and listener.name not in SERVED_PROTOCOLS:
-            raise ValueError(f"listener {listener.name} would speak {listener.name}: "
-                             f"{_NOT_SERVED} (name it otherwise, or map it to one of them in "
-                             "the listener security protocol map)")
         else:
-            out[listener.name] = listener.name if listener.name == "SSL" else "PLAINTEXT"
+            out[listener.name] = (listener.name if listener.name in SECURITY_PROTOCOLS
+                                  else "PLAINTEXT")
     return out
 
 

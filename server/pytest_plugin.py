@@ -12,10 +12,14 @@ Installed with kcsim (entry point `pytest11`): any test can ask for
   PLAINTEXT one beside it, serving a certificate of a CA made for it: clients trust
   `kcsim_ssl.ssl_ca_file`; `kcsim_ssl.issue_client_cert("client")` gives a client
   certificate for mutual TLS (client certificates are requested, not required);
+- `kcsim_sasl`: the same with SASL_PLAINTEXT (`kcsim_sasl.bootstrap`), SASL_SSL and
+  PLAINTEXT listeners (`kcsim_sasl.bootstrap_of("SASL_SSL")`): PLAIN accepts
+  `alice`/`alice-secret`; SCRAM users are made with AlterUserScramCredentials (an admin
+  client on any listener);
 - `kcsim_embedded_factory`: start brokers with settings, e.g.
   `kcsim_embedded_factory(default_partitions=3, initial_rebalance_delay_ms=0)`.
 
-Settings for `kcsim`, `kcsim_ssl`, `kcsim_persistent` and `kcsim_trio` come from a marker:
+Settings for `kcsim`, `kcsim_ssl`, `kcsim_sasl`, `kcsim_persistent` and `kcsim_trio` come from a marker:
 `@pytest.mark.kcsim(default_partitions=3)`. Each broker carries the controls
 (kcsim.testing): `.clock`, `.faults`, `.requests(...)`, `.wait_for_group(...)`, ...
 """
@@ -78,6 +82,17 @@ SSL_SETTINGS = {"listeners": "SSL://127.0.0.1:0,PLAINTEXT://127.0.0.1:0",
 def kcsim_ssl(request: pytest.FixtureRequest,
               kcsim_embedded_factory: Callable[..., EmbeddedServer]) -> EmbeddedServer:
     return kcsim_embedded_factory(**{**SSL_SETTINGS, **_marked(request)})
+
+
+SASL_SETTINGS = {"listeners": "SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0,"
+                              "PLAINTEXT://127.0.0.1:0",
+                 "sasl_plain_users": "alice:alice-secret"}
+
+
+@pytest.fixture
+def kcsim_sasl(request: pytest.FixtureRequest,
+               kcsim_embedded_factory: Callable[..., EmbeddedServer]) -> EmbeddedServer:
+    return kcsim_embedded_factory(**{**SASL_SETTINGS, **_marked(request)})
 
 
 @pytest.fixture

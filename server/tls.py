@@ -1,6 +1,6 @@
 """The SSL listeners' certificates, their server context, and who a client certificate names.
 
-Every SSL listener serves one `ssl.SSLContext`, built at start from PEM files
+Every SSL (and SASL_SSL) listener serves one `ssl.SSLContext`, built at start from PEM files
 (`ssl_keystore_location`: the certificate chain and its private key;
 `ssl_truststore_location`: the CAs that sign client certificates), or, when no key
 store is given, from a CA kcsim makes itself with trustme. That CA is kept in the
@@ -12,7 +12,8 @@ certificates from the same CA (`issue_client_cert`).
 
 A connection's principal is Kafka's: `User:` and the subject of the client's
 certificate as an RFC 2253 string (`User:CN=client,O=test`), or `User:ANONYMOUS`
-for a connection without one (PLAINTEXT, or SSL without client authentication).
+for a connection without one (PLAINTEXT, or SSL without client authentication). On a
+SASL_SSL listener the principal is the one SASL authenticated (`User:` + its user name).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from .listeners import WILDCARD_HOSTS
+from .listeners import TLS_PROTOCOLS, WILDCARD_HOSTS
 
 if TYPE_CHECKING:
     import trustme
@@ -92,8 +93,8 @@ class Tls:
 
 
 def open_tls(config: Config) -> Tls | None:
-    """The SSL listeners' TLS, or None when no listener speaks SSL."""
-    plans = [p for p in config.listener_plans if p.protocol == "SSL"]
+    """The TLS of the SSL and SASL_SSL listeners, or None when no listener speaks either."""
+    plans = [p for p in config.listener_plans if p.protocol in TLS_PROTOCOLS]
     if not plans:
         return None
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)

@@ -16,7 +16,7 @@ from .group_command.report import USAGE_ERROR, Reporter, UsageError
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
 ACTIONS: dict[str, Callable[[AdminClient, Options, Reporter], None]] = {
     "list": listing.list_groups,
@@ -31,19 +31,37 @@ ACTIONS: dict[str, Callable[[AdminClient, Options, Reporter], None]] = {
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("consumer-groups", help="list, describe, reset and delete consumer groups",
-                       description=DESCRIPTION)
-    add_arguments(p)
+    add_tool(sub, "consumer-groups", "list, describe, reset and delete consumer groups",
+             DESCRIPTION, add_arguments, run)
+
+
+def add_tool(
+    sub: argparse._SubParsersAction, name: str, summary: str, description: str,
+    add: Callable[[argparse.ArgumentParser], None],
+    run: Callable[[argparse.Namespace], int],
+) -> None:
+    """A `kcsim` subcommand: its parser, its arguments, and what runs it."""
+    p = sub.add_parser(name, help=summary, description=description)
+    add(p)
     p.set_defaults(run=run, parser=p)
 
 
 def run(args: argparse.Namespace, reporter: Reporter | None = None) -> int:
+    return run_actions(args, validate, ACTIONS, reporter)
+
+
+def run_actions(
+    args: argparse.Namespace, check: Callable[[argparse.Namespace], Options],
+    actions: Mapping[str, Callable[[AdminClient, Options, Reporter], None]],
+    reporter: Reporter | None = None,
+) -> int:
+    """Validate the arguments, run the chosen action, and say how it went (the exit code)."""
     report = reporter or Reporter()
     parser: argparse.ArgumentParser = args.parser
     try:
-        opts = validate(args)
+        opts = check(args)
         with _client(opts) as admin:
-            ACTIONS[opts.action](admin, opts, report)
+            actions[opts.action](admin, opts, report)
     except UsageError as exc:
         parser.print_usage(report.err)
         report.warn(f"{parser.prog}: error: {exc}")

@@ -171,6 +171,21 @@ class GroupConfig:
     # A streams group's target is computed at most once per interval (Kafka 4.3+, KIP-1263).
     streams_group_assignment_interval_ms: int = 1000
     streams_group_num_standby_replicas: int = 0
+    # The range a streams group's own streams.* configs may take (group.streams.min/max.*).
+    streams_group_min_session_timeout_ms: int = 45000
+    streams_group_max_session_timeout_ms: int = 60000
+    streams_group_min_heartbeat_interval_ms: int = 5000
+    streams_group_max_heartbeat_interval_ms: int = 15000
+    streams_group_min_assignment_interval_ms: int = 0
+    streams_group_max_assignment_interval_ms: int = 15000
+    streams_group_max_standby_replicas: int = 2
+    # Kafka 4.4's warm-up settings: taken and kept, but its coordinator places no warm-up
+    # task (coordinator/streams/assignor.py); the lag and interval are told to members.
+    streams_group_num_warmup_replicas: int = 2
+    streams_group_max_warmup_replicas: int = 20
+    streams_group_acceptable_recovery_lag: int = 10000
+    streams_group_task_offset_interval_ms: int = 60000
+    streams_group_min_task_offset_interval_ms: int = 15000
 
 
 class TopicLookup(Protocol):

@@ -10,7 +10,12 @@ least loaded member. A quota is the fair share, ceil(tasks / members), recompute
 tasks and members left each time a member fills it. Standby tasks
 (`num.standby.replicas`) go to the processes that held them before, then to the least
 loaded processes, never to the process of the task's active owner or a second time to
-one process. kcsim places no warm-up tasks.
+one process.
+
+No warm-up tasks, as in Kafka 4.4: its coordinator has the hook for them (a refinement
+of the target, with `streams.num.warmup.replicas` and `streams.acceptable.recovery.lag`),
+but the refinement hands the assignor's target back unchanged, so a stateful task moves
+at once to its new owner, which restores its state there.
 
 Paused tasks (KIP-1249: a partition of one of their sources is paused) are given to no
 member as active tasks; their standby tasks stay with the members that held them, on

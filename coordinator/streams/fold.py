@@ -60,6 +60,7 @@ class StreamsFold:
         assert group is not None
         group.group_epoch, group.metadata_hash = value.epoch, value.metadata_hash
         group.validated_topology_epoch = value.validated_topology_epoch
+        group.last_assignment_configs = value.last_assignment_configs
 
     def _forget(self, group_id: str) -> None:
         gone = self.rt.streams_groups.pop(group_id, None)

@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 
     # A topology as configured (None: the group has none) and the hash of its topics.
     Known = tuple[Configured | None, int]
+    # What a target is computed with, as recorded with the group epoch.
+    AssignmentConfigs = tuple[tuple[str, str], ...]
 
 
 class _Cached(NamedTuple):
@@ -114,18 +116,24 @@ class StreamsGroups:
         self._configured[group_id] = _Cached(topology, names, state, new_hash, configured)
         return configured, new_hash
 
-    def next_epoch(self, view: StreamsGroup, bump: bool, known: Known | None = None
-                   ) -> tuple[int, Configured | None]:
+    def next_epoch(self, view: StreamsGroup, bump: bool, known: Known | None = None,
+                   configs: AssignmentConfigs | None = None) -> tuple[int, Configured | None]:
         """The group epoch after this call (one more, written, if asked or if the topics the
-        topology names or its readiness changed), and the configured topology."""
+        topology names or its readiness changed), and the configured topology. A heartbeat
+        passes the group's assignment configs now: recorded with the epoch it bumps, and a
+        bump of their own where they changed (Kafka 4.4's lastAssignmentConfigs); other
+        bumps keep the recorded ones."""
         configured, new_hash = (known if known is not None
                                 else self.configured(view.group_id, view.topology))
         topology = view.topology
         validated = (topology.epoch if topology is not None and configured is not None
                      and configured.ready else -1)
-        if bump or new_hash != view.metadata_hash or validated != view.validated_topology_epoch:
+        if configs is None:
+            configs = view.last_assignment_configs
+        if (bump or new_hash != view.metadata_hash or validated != view.validated_topology_epoch
+                or configs != view.last_assignment_configs):
             epoch = view.group_epoch + 1
-            self.rt.write(epoch_record(view.group_id, epoch, new_hash, validated))
+            self.rt.write(epoch_record(view.group_id, epoch, new_hash, validated, configs))
             return epoch, configured
         return view.group_epoch, configured
 
@@ -147,8 +155,8 @@ class StreamsGroups:
                     if s.state_changelog_topics} if view.topology is not None else set()
         stopped = paused_tasks(view.topology, counts, self._paused_by_name(
             rt.paused.get(view.group_id) if paused is None else paused))
-        new = assign(specs, counts, rt.config.streams_group_num_standby_replicas, stateful,
-                     stopped)
+        standby = rt.group_configs.streams_num_standby_replicas(view.group_id)
+        new = assign(specs, counts, standby, stateful, stopped)
         targets = dict(view.target)
         for member_id in view.members:
             wanted = new.get(member_id, EMPTY_TASKS)
@@ -178,7 +186,7 @@ class StreamsGroups:
         ends, members are given nothing, at target epoch 1."""
         rt = self.rt
         key = streams_initial_delay_key(view.group_id)
-        delay = rt.config.streams_group_initial_rebalance_delay_ms
+        delay = rt.group_configs.streams_initial_rebalance_delay_ms(view.group_id)
         if first_member and delay > 0 and key not in rt.deadlines:
             rt.deadlines.schedule(key, rt.now + delay)
         return key in rt.deadlines
@@ -188,7 +196,7 @@ class StreamsGroups:
         interval, or it has passed since the last one (a last one stamped after now means
         the clock went back over a restart: it does not hold the group back)."""
         last, now = group.assignment_timestamp, self.rt.now
-        interval = self.rt.config.streams_group_assignment_interval_ms
+        interval = self.rt.group_configs.streams_assignment_interval_ms(group.group_id)
         return last == 0 or now < last or now >= last + interval
 
     def on_initial_delay_over(self, key: TimerKey, _: object) -> None:
@@ -243,7 +251,7 @@ class StreamsGroups:
     def schedule_session(self, group_id: str, member_id: str) -> None:
         rt = self.rt
         rt.deadlines.schedule(streams_session_key(group_id, member_id),
-                              rt.now + rt.config.streams_group_session_timeout_ms)
+                              rt.now + rt.group_configs.streams_session_timeout_ms(group_id))
 
     def schedule_revocation(self, group_id: str, member: StreamsMember) -> None:
         rt = self.rt

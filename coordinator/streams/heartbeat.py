@@ -72,10 +72,6 @@ ResponseTaskIds = Response.TaskIds
 ResponseStatus = Response.Status
 
 
-# What every answer tells the client: Kafka's defaults of a streams group's
-# acceptable.recovery.lag and task offset interval (kcsim places no warm-up tasks).
-ACCEPTABLE_RECOVERY_LAG = 10000
-TASK_OFFSET_INTERVAL_MS = 60000
 INITIAL_DELAY_DETAIL = "Assignment delayed due to the configured initial rebalance delay."
 INTERVAL_DETAIL = "Assignment delayed due to the configured assignment interval."
 
@@ -243,7 +239,8 @@ class HeartbeatHandler:
                 rt.write(member_record(gid, updated))
                 view = view_of(view, group.members.get(member_id), updated)
             bump = changed or _short_of_target(group, member)
-        epoch, configured = self.ops.next_epoch(view, bump, known)
+        configs = rt.group_configs.streams_assignment_configs(gid)
+        epoch, configured = self.ops.next_epoch(view, bump, known, configs)
         delayed = None
         if epoch > view.assignment_epoch:
             if self.ops.assignment_delayed(view, first_member=not group.members):
@@ -275,9 +272,9 @@ class HeartbeatHandler:
 
         response = Response(
             member_id=member_id, member_epoch=nxt.member_epoch,
-            heartbeat_interval_ms=rt.config.streams_group_heartbeat_interval_ms,
-            acceptable_recovery_lag=ACCEPTABLE_RECOVERY_LAG,
-            task_offset_interval_ms=TASK_OFFSET_INTERVAL_MS,
+            heartbeat_interval_ms=rt.group_configs.streams_heartbeat_interval_ms(gid),
+            acceptable_recovery_lag=rt.group_configs.streams_acceptable_recovery_lag(gid),
+            task_offset_interval_ms=rt.group_configs.streams_task_offset_interval_ms(gid),
         )
         if joining or nxt.assigned != member.assigned:
             _set_tasks(response, nxt.assigned)
@@ -426,15 +423,16 @@ def _renamed_owner(group: StreamsGroup, old_id: str, new_id: str) -> Owner:
 
 def check_epoch(member: StreamsMember, epoch: int, owned: TaskTuple | None) -> None:
     """FENCED_MEMBER_EPOCH unless the epoch is the member's, or its previous one with a
-    subset of its tasks (the answer that bumped the epoch was lost)."""
+    subset of its tasks (the answer that bumped the epoch was lost). Kafka 4.4's message
+    speaks of partitions, as for a consumer group."""
     if epoch > member.member_epoch:
         raise Refused(E.FENCED_MEMBER_EPOCH, "The streams group member has a greater member "
                       f"epoch ({epoch}) than the one known by the group coordinator "
-                      f"({member.member_epoch}). The member must abandon all its tasks and "
+                      f"({member.member_epoch}). The member must abandon all its partitions and "
                       "rejoin.")
     if epoch < member.member_epoch and not (
             epoch == member.previous_member_epoch and is_subset(owned, member.assigned)):
         raise Refused(E.FENCED_MEMBER_EPOCH, "The streams group member has a smaller member "
                       f"epoch ({epoch}) than the one known by the group coordinator "
-                      f"({member.member_epoch}). The member must abandon all its tasks and "
+                      f"({member.member_epoch}). The member must abandon all its partitions and "
                       "rejoin.")

@@ -149,9 +149,8 @@ def _derive_repartition_counts(topology: StreamsGroupTopologyValue,
                 progress = True
         if not progress:
             raise InvalidTopology(
-                "Failed to compute number of partitions for all repartition topics, make sure "
-                "all user input topics are created and all Pattern subscriptions match at "
-                "least one topic in the cluster")
+                "Failed to compute number of partitions for all repartition topics. There may "
+                "be loops in the topology that cannot be resolved.")
 
 
 def summarize(names: list[str]) -> str:

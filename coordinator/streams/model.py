@@ -134,6 +134,7 @@ class StreamsGroup:
         "assignment_timestamp",
         "group_epoch",
         "group_id",
+        "last_assignment_configs",
         "members",
         "metadata_hash",
         "owners",
@@ -150,6 +151,8 @@ class StreamsGroup:
         self.metadata_hash = 0
         # The topology epoch whose topics were last found complete (-1: none yet).
         self.validated_topology_epoch = -1
+        # The assignment configs of the last epoch a heartbeat bumped (None: none recorded).
+        self.last_assignment_configs: tuple[tuple[str, str], ...] | None = None
         self.topology: StreamsGroupTopologyValue | None = None
         self.assignment_epoch = 0
         self.assignment_timestamp = 0

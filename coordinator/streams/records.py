@@ -50,9 +50,10 @@ def from_task_ids(stored: list[StreamsTaskIds]) -> Tasks:
     return out
 
 
-def epoch_record(group_id: str, epoch: int, metadata_hash: int, validated: int) -> Record:
+def epoch_record(group_id: str, epoch: int, metadata_hash: int, validated: int,
+                 configs: tuple[tuple[str, str], ...] | None) -> Record:
     return Record(StreamsGroupMetadataKey(group_id),
-                  StreamsGroupMetadataValue(epoch, metadata_hash, validated))
+                  StreamsGroupMetadataValue(epoch, metadata_hash, validated, configs))
 
 
 def topology_record(group_id: str, topology: StreamsGroupTopologyValue) -> Record:

@@ -146,6 +146,14 @@ class Controls:
         filters = _filters(api, group, client_id, version, error, connection, since)
         return self._call(lambda: self._server().broker.request_log.query(**filters))
 
+    def bootstrap_of(self, listener: str) -> str:
+        """Where clients reach the listener named `listener` (its advertised host:port)."""
+        for address in self._server().advertised:
+            if address.name == listener.upper():
+                host = f"[{address.host}]" if ":" in address.host else address.host
+                return f"{host}:{address.port}"
+        raise KeyError(f"no listener named {listener}")
+
     @property
     def ssl_ca_file(self) -> str | None:
         """The CA (PEM) that signed the SSL listeners' certificate, when kcsim made it: what

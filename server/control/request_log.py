@@ -86,7 +86,9 @@ class RequestLog:
         self._names = names
         self._topic_name = topic_name
         self._records: dict[int, RequestRecord] = {}  # decoded entries, by seq
-        self._principals: dict[int, str] = {}  # by connection: those not anonymous
+        # By connection, those not anonymous: the principal, and the first seq it holds for
+        # (a SASL connection's requests before it authenticated are anonymous).
+        self._principals: dict[int, tuple[str, int]] = {}
         self._closed: set[int] = set()  # connections of _principals closed since
 
     def clear(self) -> None:
@@ -94,8 +96,8 @@ class RequestLog:
         self._records.clear()
 
     def connected(self, connection: int, principal: str) -> None:
-        """A connection authenticated as `principal`: its entries will say so."""
-        self._principals[connection] = principal
+        """A connection authenticated as `principal`: its entries from now on say so."""
+        self._principals[connection] = (principal, self.last_seq + 1)
 
     def disconnected(self, connection: int) -> None:
         """A connection closed: its principal is kept while an entry names it."""
@@ -180,4 +182,8 @@ class RequestLog:
             fault=fault or None, answered=response is not None,
             session_id=None if session is None else session[0],
             session_epoch=None if session is None else session[1],
-            principal=self._principals.get(connection, ANONYMOUS))
+            principal=_principal(self._principals.get(connection), seq))
+
+
+def _principal(known: tuple[str, int] | None, seq: int) -> str:
+    return ANONYMOUS if known is None or seq < known[1] else known[0]

@@ -1,4 +1,5 @@
-"""What tests see of a group: its state, members and their partitions, as plain data.
+"""What tests see of a group: its state, members and their partitions (a streams group's
+members: their tasks), as plain data.
 
 Read from the live coordinator on the broker's trio thread, for waits and for
 the messages of waits that time out.
@@ -15,21 +16,32 @@ from kcsim.protocol.primitives import DecodeError
 
 if TYPE_CHECKING:
     from kcsim.coordinator import GroupCoordinator
+    from kcsim.coordinator.streams.model import StreamsGroup, StreamsMember
 
 
-class MemberView(msgspec.Struct, kw_only=True):
+class TasksView(msgspec.Struct, kw_only=True):
+    """A streams member's tasks, each (subtopology id, partition), sorted."""
+
+    active: list[tuple[str, int]]
+    standby: list[tuple[str, int]]
+    warmup: list[tuple[str, int]]
+
+
+class MemberView(msgspec.Struct, kw_only=True, omit_defaults=True):
     member_id: str
     instance_id: str | None
     client_id: str
     client_host: str
-    partitions: list[tuple[str, int]]  # assigned, sorted
+    partitions: list[tuple[str, int]]  # assigned, sorted (a streams member's: its active
+    # tasks' source topic partitions)
+    tasks: TasksView | None = None  # streams groups only
 
 
 class GroupView(msgspec.Struct, kw_only=True):
     group: str
-    type: str  # "classic" or "consumer" (KIP-848)
-    state: str  # Kafka's name: Empty, Stable, PreparingRebalance, Reconciling, ...
-    generation: int  # the classic generation, or the KIP-848 group epoch
+    type: str  # "classic", "consumer" (KIP-848) or "streams" (KIP-1071)
+    state: str  # Kafka's name: Empty, Stable, PreparingRebalance, Reconciling, NotReady, ...
+    generation: int  # the classic generation, or the KIP-848 or KIP-1071 group epoch
     protocol: str | None  # the classic group's chosen protocol (assignor)
     members: list[MemberView]
 
@@ -48,6 +60,9 @@ def group_view(groups: GroupCoordinator | None, topic_name: Any, group: str) -> 
             for m in consumer.members.values()]
         return GroupView(group=group, type="consumer", state=consumer.state.value,
                          generation=consumer.group_epoch, protocol=None, members=members)
+    streams = groups.streams_group(group)
+    if streams is not None:
+        return _streams_view(streams)
     classic = groups.group(group)
     if classic is None:
         return None
@@ -58,6 +73,25 @@ def group_view(groups: GroupCoordinator | None, topic_name: Any, group: str) -> 
                             client_id=m.client_id, client_host=m.client_host,
                             partitions=_classic_partitions(classic.protocol_type, m.assignment))
                  for m in classic.members.values()])
+
+
+def _streams_view(group: StreamsGroup) -> GroupView:
+    sources: dict[str, list[str]] = {}
+    for sub in group.topology.subtopologies if group.topology is not None else ():
+        sources[sub.subtopology_id] = list(sub.source_topics)
+
+    def member(m: StreamsMember) -> MemberView:
+        active, standby, warmup = (sorted((s, p) for s, ps in tasks.items() for p in ps)
+                                   for tasks in m.assigned)
+        partitions = sorted({(t, p) for s, p in active for t in sources.get(s, ())})
+        return MemberView(member_id=m.member_id, instance_id=m.instance_id,
+                          client_id=m.client_id, client_host=m.client_host,
+                          partitions=partitions,
+                          tasks=TasksView(active=active, standby=standby, warmup=warmup))
+
+    return GroupView(group=group.group_id, type="streams", state=group.state.value,
+                     generation=group.group_epoch, protocol=None,
+                     members=[member(m) for m in group.members.values()])
 
 
 def _classic_partitions(protocol_type: str | None, assignment: bytes) -> list[tuple[str, int]]:

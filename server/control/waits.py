@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from ..shell.server import Server
     from .request_log import RequestRecord
-    from .views import GroupView
+    from .views import GroupView, MemberView
 
     Check = Callable[[Server], tuple[bool, Any, str]]
 
@@ -80,11 +80,17 @@ async def wait_trio(server: Callable[[], Server], check: Check,
 def _describe(view: GroupView | None) -> str:
     if view is None:
         return "there is no such group"
-    members = "; ".join(
-        f"{m.client_id or m.member_id} {[f'{t}:{p}' for t, p in m.partitions]}"
-        for m in view.members)
+    members = "; ".join(f"{m.client_id or m.member_id} {_held(m)}" for m in view.members)
     return (f"it is {view.state} ({view.type}, generation {view.generation}) with "
             f"{len(view.members)} members" + (f": {members}" if members else ""))
+
+
+def _held(member: MemberView) -> str:
+    """A member's partitions, or a streams member's active and standby tasks."""
+    if member.tasks is not None:
+        return (f"active {[f'{s}_{p}' for s, p in member.tasks.active]} "
+                f"standby {[f'{s}_{p}' for s, p in member.tasks.standby]}")
+    return str([f"{t}:{p}" for t, p in member.partitions])
 
 
 def group_condition(group: str, state: str | None, members: int | None) -> tuple[Check, str]:

@@ -9,11 +9,16 @@ pending or the connection closes. Plans, with the answer cache of read-only APIs
 are in `plans`; Kafka-shaped error answers for every API are the protocol's
 (`kcsim.protocol.error_answers`).
 
+Before a connection on a SASL listener has authenticated, its frames go to its
+`Authenticator` (`authenticator`, made by `start_authentication`) instead.
+
 This module is the face the shell imports; the rest of the room is its own.
 """
 
+from .authenticator import Close
+from .authenticator import start as start_authentication
 from .context import Peer
 from .dispatcher import Dispatcher, ProtocolViolation
 from .reply import Answer, Reply, withdraw
 
-__all__ = ["Answer", "Dispatcher", "Peer", "ProtocolViolation", "Reply", "withdraw"]
+__all__ = ["Answer", "Close", "Dispatcher", "Peer", "ProtocolViolation", "Reply", "start_authentication", "withdraw"]

@@ -35,6 +35,7 @@ from kcsim.protocol.headers import API_VERSIONS_KEY, read_client_id
 from kcsim.protocol.named_groups import groups_of
 from kcsim.protocol.primitives import DecodeError
 
+from ..config import mechanisms, plain_users
 from ..control.changes import Changes
 from ..control.faults import Faults
 from ..control.fields import error_codes_of, fetch_session_of, topics_of
@@ -97,6 +98,10 @@ class Dispatcher:
         self.keeps_log = config.kept_requests > 0
         self._log = self.request_log.append
         self._seq = self.request_log.next_seq
+        # What SASL listeners' connections authenticate with (`authenticator.start`).
+        self.sasl_mechanisms = mechanisms(config.sasl_enabled_mechanisms)
+        self.sasl_plain_users = (plain_users(config.sasl_plain_users)
+                                 if config.sasl_plain_users else {})
 
     @property
     def offsets_activation(self) -> Activation | None:
@@ -114,6 +119,14 @@ class Dispatcher:
         clock = self.state.clock
         assert clock is not None, "the broker is not served: it has no clock"
         return clock.now_ms()
+
+    def log_answered(self, plan: Plan, correlation_id: int, connection: int, now_ms: int,
+                     logged: Any, answer: bytes | bytearray) -> None:
+        """Put a request answered outside `process` (the SASL exchange's) in the log."""
+        if self.keeps_log:
+            self.handled += 1
+            self._log((self._seq(), plan, correlation_id, connection, now_ms, now_ms, logged,
+                       answer if len(answer) <= _LOG_KEEPS else None, 0))
 
     # -- request entry point ------------------------------------------------
 

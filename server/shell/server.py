@@ -34,8 +34,9 @@ import trio
 
 from kcsim.storage import StorageError
 
+from ..listeners import SASL_PROTOCOLS, TLS_PROTOCOLS
 from ..maintenance import LogMaintenance
-from ..requests import Peer, ProtocolViolation, Reply, withdraw
+from ..requests import Close, Peer, ProtocolViolation, Reply, start_authentication, withdraw
 from ..tls import ANONYMOUS
 from . import reactor as reactor_mod
 from .socket_io import RECV_BYTES as _RECV
@@ -92,8 +93,10 @@ class Server:
         self._accepted = 0
         self._nursery: trio.Nursery | None = None
         self.tls = tls  # the SSL listeners' context and generated CA (None: no SSL listener)
-        self._ssl_listeners = frozenset(
-            p.name for p in config.listener_plans if p.protocol == "SSL")
+        self._tls_listeners = frozenset(
+            p.name for p in config.listener_plans if p.protocol in TLS_PROTOCOLS)
+        self._sasl_listeners = frozenset(
+            p.name for p in config.listener_plans if p.protocol in SASL_PROTOCOLS)
         # Plaintext connections answered at once are served in passes (`reactor`).
         self.reactor: reactor_mod.Reactor | None = None
 
@@ -287,7 +290,7 @@ class Server:
         self._accepted += 1
         sock: DirectSocket | TlsStream
         principal = ANONYMOUS
-        if address.name in self._ssl_listeners:
+        if address.name in self._tls_listeners:
             tls = await self._handshake(stream, address)
             if tls is None:
                 return
@@ -298,14 +301,21 @@ class Server:
             host = sock.peer_host()
         conn = _Connection(host, self._accepted, address, trio.current_time(), principal)
         self._open.add(conn)
-        if principal != ANONYMOUS and self.broker.keeps_log:
-            self.broker.request_log.connected(conn.id, principal)
         try:
             with conn.scope:
-                if self.reactor is not None and isinstance(sock, DirectSocket):
+                carry: bytes | bytearray = b""
+                if address.name in self._sasl_listeners:
+                    authenticated = await self._authenticate(sock, conn)
+                    if authenticated is None:
+                        return
+                    principal = conn.principal
+                    carry = authenticated
+                if principal != ANONYMOUS and self.broker.keeps_log:
+                    self.broker.request_log.connected(conn.id, principal)
+                if self.reactor is not None and isinstance(sock, DirectSocket) and not carry:
                     await self._serve_parked(sock, conn)
                 else:
-                    await self._serve_stream(sock, conn)
+                    await self._serve_stream(sock, conn, carry)
             if conn.scope.cancelled_caught:
                 log.info("closing connection from %s idle for %d ms", host,
                          self.config.idle_timeout_ms)
@@ -328,6 +338,59 @@ class Server:
             if principal != ANONYMOUS:
                 self.broker.request_log.disconnected(conn.id)
 
+    async def _authenticate(self, sock: DirectSocket | TlsStream,
+                            conn: _Connection) -> bytes | bytearray | None:
+        """A SASL listener's connection until it has authenticated: its frames go to its
+        authenticator (`requests/authenticator.py`), which answers them. Returns what was
+        received after the last frame of the exchange (b"" usually), with the principal
+        in `conn.principal`; None once the connection failed and is to be closed: after
+        Kafka's failed-authentication delay (real time) and the answer Kafka sends, if any."""
+        authenticator = start_authentication(self.broker, conn)
+        limit = self.config.sasl_server_max_receive_size
+        data = bytearray()
+        while True:
+            while len(data) >= 4:
+                (size,) = _SIZE.unpack_from(data, 0)
+                if size < 0 or size > limit:
+                    await self._refuse_authentication(
+                        sock, conn, None, f"SASL frame of {size} bytes is outside 0..{limit} "
+                        "(sasl_server_max_receive_size)")
+                    return None
+                if len(data) - 4 < size:
+                    break
+                frame = bytes(data[4:4 + size])
+                del data[:4 + size]
+                step = authenticator.receive(frame, self.clock.now_ms())
+                if step.close is not None:
+                    await self._refuse_authentication(
+                        sock, conn, step.answer, step.reason,
+                        delayed=step.close is Close.AFTER_DELAY)
+                    return None
+                if step.answer:
+                    await sock.send_all(step.answer)
+                if authenticator.principal is not None:
+                    conn.principal = authenticator.principal
+                    log.debug("connection %d from %s authenticated as %s with SASL/%s",
+                              conn.id, conn.host, conn.principal, authenticator.mechanism_name)
+                    return data
+            received = await sock.receive(_RECV)
+            if not received:
+                return None
+            conn.received += 1
+            data += received
+
+    async def _refuse_authentication(self, sock: DirectSocket | TlsStream, conn: _Connection,
+                                     answer: bytes | bytearray | None, reason: str, *,
+                                     delayed: bool = True) -> None:
+        """As Kafka ends a connection that failed to authenticate: the answer, if any, goes
+        out after connection_failed_authentication_delay_ms, then the connection closes."""
+        log.info("closing connection %d from %s on %s listener %s: %s", conn.id, conn.host,
+                 "SASL", conn.listener.name, reason)
+        if delayed and self.config.connection_failed_authentication_delay_ms:
+            await trio.sleep(self.config.connection_failed_authentication_delay_ms / 1000)
+        if answer:
+            await sock.send_all(answer)
+
     async def _handshake(self, stream: trio.SocketStream, address: Listener) -> TlsStream | None:
         """An SSL listener's connection once its TLS handshake is done; None (the connection
         closed, and one line logged) when it fails or does not finish in time."""
@@ -337,7 +400,8 @@ class Server:
                                    self.config.ssl_handshake_timeout_ms / 1000)
         except HandshakeFailed as exc:
             log.warning("closing connection from %s on %s listener %s: %s", _peer_host(stream),
-                        "SSL", address.name, exc)
+                        "SSL" if address.name not in self._sasl_listeners else "SASL_SSL",
+                        address.name, exc)
             stream.socket.close()
             self.connections -= 1
             return None
@@ -363,25 +427,30 @@ class Server:
                 elif now - conn.quiet_since >= idle_s:
                     conn.scope.cancel()
 
-    async def _serve_stream(self, stream: DirectSocket | TlsStream, conn: _Connection) -> None:
+    async def _serve_stream(self, stream: DirectSocket | TlsStream, conn: _Connection,
+                            carry: bytes | bytearray = b"") -> None:
         """A connection's requests, in order, until it closes, in its own task. Each
         receive is a batch (`_finish_batch`); an incomplete frame is carried over to the
-        next receive."""
+        next receive (`carry`: what came before, after a SASL exchange)."""
         batch = _Batch()
-        carry: bytes | bytearray = b""
+        data: bytes | bytearray = bytearray(carry)
         while True:
-            received = await stream.receive(_RECV)
-            if not received:
-                return
-            conn.received += 1
-            data: bytes | bytearray = received
-            if carry:
-                carry += received
-                data = carry
+            if data:  # frames received with the end of a SASL exchange: answered now
+                carry = b""
+            else:
+                received = await stream.receive(_RECV)
+                if not received:
+                    return
+                conn.received += 1
+                data = received
+                if carry:
+                    carry += received
+                    data = carry
             view = memoryview(data)
             batch.start(self.clock.now_ms(), self.broker.handled)
             reply = self._answer_frames(data, view, conn, batch)
             carry = await self._finish_batch(stream, conn, batch, data, view, reply)
+            data = b""
 
     async def _serve_parked(self, sock: DirectSocket, conn: _Connection) -> None:
         """A plaintext connection's requests, in order, until it closes: served by the

@@ -25,6 +25,7 @@ from .answers import AfterDurable, Durable
 from .broker_configs import BrokerConfigs
 from .config_records import BrokerConfigKey
 from .fetch_sessions import FetchSessionCache
+from .scram_credentials import ScramCredentialKey, ScramCredentials
 from .topic_records import TopicKey
 from .topics import TopicRegistry
 from .txn_endings import settle
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 
 TRANSACTION_KEYS = frozenset({TransactionKey, ProducerIdBlockKey})
 # The records the broker state folds itself; every other record is the groups'.
-_OWN_KEYS = frozenset({TopicKey, BrokerConfigKey, *TRANSACTION_KEYS})
+_OWN_KEYS = frozenset({TopicKey, BrokerConfigKey, ScramCredentialKey, *TRANSACTION_KEYS})
 
 
 class BrokerState:
@@ -54,6 +55,7 @@ class BrokerState:
         self.config = config
         self.topics = topics if topics is not None else TopicRegistry()
         self.broker_configs = BrokerConfigs()  # dynamic broker configs
+        self.scram_credentials = ScramCredentials()  # what SCRAM clients authenticate with
         # Incremental fetch sessions (KIP-227): soft state, gone at a restart as in Kafka.
         self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)
         self.groups = groups
@@ -79,6 +81,8 @@ class BrokerState:
             self.broker_configs.apply(record)
         elif kind in TRANSACTION_KEYS:
             self.transactions.apply(record)
+        elif kind is ScramCredentialKey:
+            self.scram_credentials.apply(record)
         elif self.groups is not None:
             self.groups.apply(record)
 

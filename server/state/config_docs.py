@@ -125,6 +125,15 @@ GROUP_DOCS: dict[str, str] = {
     "consumer.heartbeat.interval.ms": "How often members of this consumer group heartbeat.",
     "consumer.assignment.interval.ms": "The least time between two target assignments of "
                                        "this consumer group.",
+    "streams.session.timeout.ms": "How long a member of this streams group may go without a "
+                                  "heartbeat before it is removed.",
+    "streams.heartbeat.interval.ms": "How often members of this streams group heartbeat.",
+    "streams.num.standby.replicas": "Standby tasks per stateful task of this streams group, "
+                                    "each on another process; a change applies at once.",
+    "streams.initial.rebalance.delay.ms": "How long this streams group, while new, waits for "
+                                          "more members before its first assignment.",
+    "streams.assignment.interval.ms": "The least time between two target assignments of "
+                                      "this streams group.",
 }
 
 # The topic config a broker config is the default of (log.retention.ms: retention.ms).

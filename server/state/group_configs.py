@@ -1,13 +1,20 @@
-"""The configs of a GROUP resource (KIP-848): which exist, and Kafka's checks of them.
+"""The configs of a GROUP resource: which exist, and Kafka's checks of them.
 
-kcsim's groups are classic and consumer groups, so a group has the consumer group's
-three: consumer.session.timeout.ms, consumer.heartbeat.interval.ms and
-consumer.assignment.interval.ms. Any other name (Kafka's share.*, streams.* and
-consumer.assignor.offload.enable, which kcsim's groups have no use for) is refused as
-Kafka refuses a name it does not know. Each must lie in the broker's range
-(group.consumer.min/max.*, widened to the broker's own value where kcsim was started
-outside Kafka's defaults), and the session must outlast the heartbeat interval. The
-group coordinator folds the record and uses the values
+kcsim's groups with configs of their own are consumer groups (KIP-848) and streams
+groups (KIP-1071):
+- consumer.session.timeout.ms, consumer.heartbeat.interval.ms and
+  consumer.assignment.interval.ms;
+- streams.session.timeout.ms, streams.heartbeat.interval.ms,
+  streams.num.standby.replicas, streams.initial.rebalance.delay.ms and
+  streams.assignment.interval.ms, and Kafka 4.4's internal (set, never described)
+  streams.num.warmup.replicas, streams.acceptable.recovery.lag and
+  streams.task.offset.interval.ms.
+Any other name (Kafka's share.*, streams.assignor.name, streams.rack.aware.assignment.tags
+and the assignor offload switches, which kcsim has no use for) is refused as Kafka
+refuses a name it does not know. Each must lie in the broker's range
+(group.consumer.* / group.streams.* min and max, widened to the broker's own value where
+kcsim was started outside Kafka's defaults), and a session must outlast its heartbeat
+interval. The group coordinator folds the record and uses the values
 (`coordinator/shared/group_configs.py`).
 """
 
@@ -19,6 +26,14 @@ from kcsim.coordinator.shared.group_configs import (
     CONSUMER_ASSIGNMENT_INTERVAL_MS,
     CONSUMER_HEARTBEAT_INTERVAL_MS,
     CONSUMER_SESSION_TIMEOUT_MS,
+    STREAMS_ACCEPTABLE_RECOVERY_LAG,
+    STREAMS_ASSIGNMENT_INTERVAL_MS,
+    STREAMS_HEARTBEAT_INTERVAL_MS,
+    STREAMS_INITIAL_REBALANCE_DELAY_MS,
+    STREAMS_NUM_STANDBY_REPLICAS,
+    STREAMS_NUM_WARMUP_REPLICAS,
+    STREAMS_SESSION_TIMEOUT_MS,
+    STREAMS_TASK_OFFSET_INTERVAL_MS,
 )
 
 from .config_defs import ConfigDef, ConfigProblem, ConfigType, at_least, parse
@@ -28,27 +43,73 @@ if TYPE_CHECKING:
 
     from kcsim.coordinator import GroupConfig
 
-GROUP_DEFINITIONS: dict[str, ConfigDef] = {
-    CONSUMER_SESSION_TIMEOUT_MS: ConfigDef(CONSUMER_SESSION_TIMEOUT_MS, ConfigType.INT, "45000",
-                                           at_least(1)),
-    CONSUMER_HEARTBEAT_INTERVAL_MS: ConfigDef(CONSUMER_HEARTBEAT_INTERVAL_MS, ConfigType.INT,
-                                              "5000", at_least(1)),
-    CONSUMER_ASSIGNMENT_INTERVAL_MS: ConfigDef(CONSUMER_ASSIGNMENT_INTERVAL_MS, ConfigType.INT,
-                                               "1000", at_least(0)),
-}
+_INT = ConfigType.INT
+
+
+def _def(name: str, default: str, low: int, kind: ConfigType = _INT) -> ConfigDef:
+    return ConfigDef(name, kind, default, at_least(low))
+
+
+GROUP_DEFINITIONS: dict[str, ConfigDef] = {d.name: d for d in (
+    _def(CONSUMER_SESSION_TIMEOUT_MS, "45000", 1),
+    _def(CONSUMER_HEARTBEAT_INTERVAL_MS, "5000", 1),
+    _def(CONSUMER_ASSIGNMENT_INTERVAL_MS, "1000", 0),
+    _def(STREAMS_SESSION_TIMEOUT_MS, "45000", 1),
+    _def(STREAMS_HEARTBEAT_INTERVAL_MS, "5000", 1),
+    _def(STREAMS_NUM_STANDBY_REPLICAS, "0", 0),
+    _def(STREAMS_INITIAL_REBALANCE_DELAY_MS, "3000", 0),
+    _def(STREAMS_ASSIGNMENT_INTERVAL_MS, "1000", 0),
+    _def(STREAMS_NUM_WARMUP_REPLICAS, "2", 0),
+    _def(STREAMS_ACCEPTABLE_RECOVERY_LAG, "10000", 0, ConfigType.LONG),
+    _def(STREAMS_TASK_OFFSET_INTERVAL_MS, "60000", 1),
+)}
+# Kafka 4.4 defines these as internal: they can be set, but DescribeConfigs leaves them out.
+INTERNAL_GROUP_CONFIGS = frozenset({STREAMS_NUM_WARMUP_REPLICAS, STREAMS_ACCEPTABLE_RECOVERY_LAG,
+                      STREAMS_TASK_OFFSET_INTERVAL_MS})
 # The broker config each is the group's default of.
-BROKER_SYNONYMS: dict[str, str] = {
-    CONSUMER_SESSION_TIMEOUT_MS: "group.consumer.session.timeout.ms",
-    CONSUMER_HEARTBEAT_INTERVAL_MS: "group.consumer.heartbeat.interval.ms",
-    CONSUMER_ASSIGNMENT_INTERVAL_MS: "group.consumer.assignment.interval.ms",
-}
+BROKER_SYNONYMS: dict[str, str] = {name: f"group.{name}" for name in GROUP_DEFINITIONS}
 
 
 def broker_values(config: GroupConfig) -> dict[str, int]:
     """The broker's value of each group config: what a group without one takes."""
     return {CONSUMER_SESSION_TIMEOUT_MS: config.consumer_group_session_timeout_ms,
             CONSUMER_HEARTBEAT_INTERVAL_MS: config.consumer_group_heartbeat_interval_ms,
-            CONSUMER_ASSIGNMENT_INTERVAL_MS: config.consumer_group_assignment_interval_ms}
+            CONSUMER_ASSIGNMENT_INTERVAL_MS: config.consumer_group_assignment_interval_ms,
+            STREAMS_SESSION_TIMEOUT_MS: config.streams_group_session_timeout_ms,
+            STREAMS_HEARTBEAT_INTERVAL_MS: config.streams_group_heartbeat_interval_ms,
+            STREAMS_NUM_STANDBY_REPLICAS: config.streams_group_num_standby_replicas,
+            STREAMS_INITIAL_REBALANCE_DELAY_MS: config.streams_group_initial_rebalance_delay_ms,
+            STREAMS_ASSIGNMENT_INTERVAL_MS: config.streams_group_assignment_interval_ms,
+            STREAMS_NUM_WARMUP_REPLICAS: config.streams_group_num_warmup_replicas,
+            STREAMS_ACCEPTABLE_RECOVERY_LAG: config.streams_group_acceptable_recovery_lag,
+            STREAMS_TASK_OFFSET_INTERVAL_MS: config.streams_group_task_offset_interval_ms}
+
+
+def _limits(config: GroupConfig) -> dict[str, tuple[int | None, int | None]]:
+    """The broker's bounds of each group config (None: unbounded on that side)."""
+    return {
+        CONSUMER_SESSION_TIMEOUT_MS: (config.consumer_group_min_session_timeout_ms,
+                                      config.consumer_group_max_session_timeout_ms),
+        CONSUMER_HEARTBEAT_INTERVAL_MS: (config.consumer_group_min_heartbeat_interval_ms,
+                                         config.consumer_group_max_heartbeat_interval_ms),
+        CONSUMER_ASSIGNMENT_INTERVAL_MS: (config.consumer_group_min_assignment_interval_ms,
+                                          config.consumer_group_max_assignment_interval_ms),
+        STREAMS_SESSION_TIMEOUT_MS: (config.streams_group_min_session_timeout_ms,
+                                     config.streams_group_max_session_timeout_ms),
+        STREAMS_HEARTBEAT_INTERVAL_MS: (config.streams_group_min_heartbeat_interval_ms,
+                                        config.streams_group_max_heartbeat_interval_ms),
+        STREAMS_NUM_STANDBY_REPLICAS: (None, config.streams_group_max_standby_replicas),
+        STREAMS_ASSIGNMENT_INTERVAL_MS: (config.streams_group_min_assignment_interval_ms,
+                                         config.streams_group_max_assignment_interval_ms),
+        STREAMS_NUM_WARMUP_REPLICAS: (None, config.streams_group_max_warmup_replicas),
+        STREAMS_TASK_OFFSET_INTERVAL_MS: (config.streams_group_min_task_offset_interval_ms,
+                                          None),
+    }
+
+
+# Each session time-out and the heartbeat interval it must exceed.
+_SESSIONS = ((CONSUMER_SESSION_TIMEOUT_MS, CONSUMER_HEARTBEAT_INTERVAL_MS),
+             (STREAMS_SESSION_TIMEOUT_MS, STREAMS_HEARTBEAT_INTERVAL_MS))
 
 
 def check_group_configs(configs: Mapping[str, str], config: GroupConfig) -> None:
@@ -61,20 +122,23 @@ def check_group_configs(configs: Mapping[str, str], config: GroupConfig) -> None
         value = parse(GROUP_DEFINITIONS[name], text)
         assert isinstance(value, int)
         values[name] = value
-    ranges = {
-        CONSUMER_SESSION_TIMEOUT_MS: (config.consumer_group_min_session_timeout_ms,
-                                      config.consumer_group_max_session_timeout_ms),
-        CONSUMER_HEARTBEAT_INTERVAL_MS: (config.consumer_group_min_heartbeat_interval_ms,
-                                         config.consumer_group_max_heartbeat_interval_ms),
-        CONSUMER_ASSIGNMENT_INTERVAL_MS: (config.consumer_group_min_assignment_interval_ms,
-                                          config.consumer_group_max_assignment_interval_ms),
-    }
     broker = broker_values(config)
+    limits = _limits(config)
     for name in configs:
-        low, high = ranges[name]
-        low, high = min(low, broker[name]), max(high, broker[name])
-        if not low <= values[name] <= high:
+        low, high = limits.get(name, (None, None))
+        low = None if low is None else min(low, broker[name])
+        high = None if high is None else max(high, broker[name])
+        _check_bounds(name, values[name], low, high)
+    for session, heartbeat in _SESSIONS:
+        if (session in configs or heartbeat in configs) and values[session] <= values[heartbeat]:
+            raise ConfigProblem(f"{session} must be greater than {heartbeat}")
+
+
+def _check_bounds(name: str, value: int, low: int | None, high: int | None) -> None:
+    if low is not None and high is not None:
+        if not low <= value <= high:
             raise ConfigProblem(f"{name} must be in the range {low} to {high} inclusive.")
-    if values[CONSUMER_SESSION_TIMEOUT_MS] <= values[CONSUMER_HEARTBEAT_INTERVAL_MS]:
-        raise ConfigProblem(f"{CONSUMER_SESSION_TIMEOUT_MS} must be greater than "
-                            f"{CONSUMER_HEARTBEAT_INTERVAL_MS}")
+    elif high is not None and value > high:
+        raise ConfigProblem(f"{name} must be less than or equal to {high}")
+    elif low is not None and value < low:
+        raise ConfigProblem(f"{name} must be greater than or equal to {low}")

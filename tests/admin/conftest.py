@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from .helpers import create_topic, produce
+from .streams_app import STREAMS_SETTINGS
 
 RECORDS = 10  # per partition
 PARTITIONS = 3
@@ -23,6 +24,15 @@ def record_timestamp(partition: int, i: int) -> int:
 @pytest.fixture(scope="module")
 def bootstrap(kcsim_module_server: Any) -> str:
     return str(kcsim_module_server.bootstrap)
+
+
+@pytest.fixture(scope="module")
+def streams_server() -> Any:
+    """An embedded kcsim that assigns a streams group's tasks at once (no initial delay)."""
+    from kcsim.server.embedded import EmbeddedServer
+
+    with EmbeddedServer(**STREAMS_SETTINGS) as server:
+        yield server
 
 
 @pytest.fixture

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kcsim.coordinator.streams.assignor import MemberSpec, all_tasks, assign
 from kcsim.coordinator.streams.model import EMPTY_TASKS, NO_TASKS, TaskTuple
+from tests.coordinator.streams_harness import StreamsHarness, streams_config, tasks_of
+
+WORD_COUNT_TASKS = {(s, p) for s in ("0", "1") for p in range(4)}
 
 
 def tasks(assignment: TaskTuple, kind: int = 0) -> set[tuple[str, int]]:
@@ -76,3 +81,43 @@ def test_standby_replicas_go_to_another_process_than_the_active_task() -> None:
 def test_no_standby_without_another_process() -> None:
     result = assign(members(2, processes=1), {"0": 2}, standby_replicas=1, stateful={"0"})
     assert all(not t.standby for t in result.values())
+
+
+def test_a_stateful_task_moves_at_once_with_no_warm_up_task_as_in_kafka_4_4() -> None:
+    """Kafka 4.4's coordinator refines the target with warm-up tasks in name only: a
+    newcomer is given stateful tasks as active ones straight away, however many warm-up
+    replicas the group allows, and no heartbeat or describe shows a warm-up task."""
+    h = StreamsHarness(cfg=streams_config(streams_group_num_standby_replicas=1))
+    epochs: dict[str, int] = {}
+    owned: dict[str, set[tuple[str, int]]] = {}
+    warmups: list[Any] = []
+
+    def beat_all() -> None:
+        for m in list(epochs):
+            r = h.beat(m, epochs[m], owned[m])
+            assert r.error_code == 0, r
+            epochs[m] = r.member_epoch
+            warmups.extend(r.warmup_tasks or ())
+            if r.active_tasks is not None:
+                owned[m] = tasks_of(r.active_tasks)
+
+    for m in ("a", "b"):
+        joined = h.join(m)
+        epochs[m], owned[m] = joined.member_epoch, tasks_of(joined.active_tasks)
+    for _ in range(4):
+        beat_all()
+    assert {t for ts in owned.values() for t in ts} == WORD_COUNT_TASKS
+    joined = h.join("c")
+    epochs["c"], owned["c"] = joined.member_epoch, tasks_of(joined.active_tasks)
+    group = h.gc.streams_group("app")
+    assert group is not None
+    target = group.target["c"]
+    assert target.active.get("1") and not target.warmup  # a stateful task, active at once
+    for _ in range(4):
+        beat_all()
+    assert owned["c"] and not warmups
+    described = h.describe()
+    assert described.group_state == "Stable"
+    assert all(not m.target_assignment.warmup_tasks and not m.assignment.warmup_tasks
+               for m in described.members)
+    assert any(m.assignment.standby_tasks for m in described.members)

@@ -127,6 +127,79 @@ def test_copartitioned_source_topics_of_different_sizes_are_incorrectly_partitio
     assert h.describe().group_state == "NotReady"
 
 
+def _loop(*subs: Any) -> Any:
+    return T.Topology(epoch=1, subtopologies=list(subs))
+
+
+def _copartitioned(*indexes: int) -> Any:
+    return T.CopartitionGroup(repartition_source_topics=list(indexes))
+
+
+def test_a_loop_of_repartition_topics_without_a_count_is_an_invalid_topology() -> None:
+    """Kafka 4.4's answer (from the oracle broker): no topic of the loop can be sized."""
+    h = StreamsHarness()
+    r = h.join("m1", _loop(
+        T.Subtopology(subtopology_id="0", repartition_source_topics=[T.TopicInfo(name="pa")],
+                      repartition_sink_topics=["pb"]),
+        T.Subtopology(subtopology_id="1", repartition_source_topics=[T.TopicInfo(name="pb")],
+                      repartition_sink_topics=["pa"])))
+    assert (r.error_code, r.error_message) == (
+        E.STREAMS_INVALID_TOPOLOGY, "Failed to compute number of partitions for all "
+        "repartition topics. There may be loops in the topology that cannot be resolved.")
+    assert h.records == [] and h.asked == []
+
+
+def test_copartitioned_repartition_topics_of_different_sizes_in_a_loop() -> None:
+    """Words in, rekeyed to two repartition topics of fixed, different sizes that one
+    subtopology reads copartitioned and writes back to the first: Kafka 4.4's status."""
+    h = StreamsHarness()
+    r = h.join("m1", _loop(
+        T.Subtopology(subtopology_id="0", source_topics=["words"],
+                      repartition_source_topics=[T.TopicInfo(name="pc")],
+                      repartition_sink_topics=["pa2", "pb2"]),
+        T.Subtopology(subtopology_id="1", repartition_source_topics=[
+            T.TopicInfo(name="pa2", partitions=2), T.TopicInfo(name="pb2", partitions=3)],
+            repartition_sink_topics=["pc"], copartition_groups=[_copartitioned(0, 1)])))
+    assert r.error_code == 0
+    assert statuses(r) == {Status.INCORRECTLY_PARTITIONED_TOPICS: "Following topics do not "
+                           "have the same number of partitions: [{pa2=2, pb2=3}]"}
+    assert h.asked == [] and h.describe().group_state == "NotReady"
+
+
+def test_a_repartition_topic_copartitioned_with_a_source_of_another_size() -> None:
+    h = StreamsHarness(topics={"pw": 4, "pl": 3})
+    r = h.join("m1", _loop(
+        T.Subtopology(subtopology_id="0", source_topics=["pw"],
+                      repartition_sink_topics=["px"]),
+        T.Subtopology(subtopology_id="1", source_topics=["pl"],
+                      repartition_source_topics=[T.TopicInfo(name="px", partitions=4)],
+                      copartition_groups=[T.CopartitionGroup(source_topics=[0],
+                                                             repartition_source_topics=[0])])))
+    assert statuses(r) == {Status.INCORRECTLY_PARTITIONED_TOPICS: "Number of partitions [4] "
+                           "of repartition topic [px] doesn't match number of partitions "
+                           "[3] of the source topic."}
+
+
+def test_a_loop_copartitioned_with_sources_of_different_sizes_takes_each_sources_count() -> None:
+    """Each repartition topic of the loop is copartitioned with its own subtopology's
+    source (3 and 4 partitions): Kafka 4.4 sizes each after that source and asks for both."""
+    h = StreamsHarness(topics={"pl": 3, "pr": 4})
+    r = h.join("m1", _loop(
+        T.Subtopology(subtopology_id="0", source_topics=["pl"],
+                      repartition_source_topics=[T.TopicInfo(name="pd")],
+                      repartition_sink_topics=["pe"],
+                      copartition_groups=[T.CopartitionGroup(source_topics=[0],
+                                                             repartition_source_topics=[0])]),
+        T.Subtopology(subtopology_id="1", source_topics=["pr"],
+                      repartition_source_topics=[T.TopicInfo(name="pe")],
+                      repartition_sink_topics=["pd"],
+                      copartition_groups=[T.CopartitionGroup(source_topics=[0],
+                                                             repartition_source_topics=[0])])))
+    assert statuses(r) == {Status.MISSING_INTERNAL_TOPICS: "Internal topics are missing: "
+                           "pd, pe"}
+    assert {t.name: t.partitions for t in h.asked} == {"pd": 3, "pe": 4}
+
+
 @pytest.mark.parametrize(("topology", "error", "message"), [
     (T.Topology(epoch=1, subtopologies=[T.Subtopology(
         subtopology_id="0", source_topics=["words"],
@@ -262,13 +335,21 @@ def test_a_second_member_gets_half_the_tasks_only_once_the_first_revoked_them() 
 def test_a_member_with_a_wrong_epoch_is_fenced() -> None:
     h = StreamsHarness()
     r = ready(h)
-    assert h.beat("m1", r.member_epoch + 1, ALL_TASKS).error_code == E.FENCED_MEMBER_EPOCH
+    ahead = h.beat("m1", r.member_epoch + 1, ALL_TASKS)
+    assert (ahead.error_code, ahead.error_message) == (
+        E.FENCED_MEMBER_EPOCH, f"The streams group member has a greater member epoch "
+        f"({r.member_epoch + 1}) than the one known by the group coordinator "
+        f"({r.member_epoch}). The member must abandon all its partitions and rejoin.")
     # The previous epoch passes only with tasks the member was given (a lost answer).
     assert h.beat("m1", r.member_epoch - 1, ALL_TASKS).error_code == E.NONE
     stale = h.beat("m1", r.member_epoch - 1, ALL_TASKS | {("0", 9)})
-    assert stale.error_code == E.FENCED_MEMBER_EPOCH
+    assert (stale.error_code, stale.error_message) == (
+        E.FENCED_MEMBER_EPOCH, f"The streams group member has a smaller member epoch "
+        f"({r.member_epoch - 1}) than the one known by the group coordinator "
+        f"({r.member_epoch}). The member must abandon all its partitions and rejoin.")
     unknown = h.beat("nobody", 1, set())
-    assert unknown.error_code == E.UNKNOWN_MEMBER_ID
+    assert (unknown.error_code, unknown.error_message) == (
+        E.UNKNOWN_MEMBER_ID, "Member nobody is not a member of group app.")
 
 
 def test_a_silent_member_is_fenced_when_its_session_expires_and_its_tasks_move() -> None:

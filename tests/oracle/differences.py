@@ -107,11 +107,17 @@ ALLOWED: tuple[Allowed, ...] = (
     Allowed(
         "group-configs-unused", "DescribeConfigs", "results[*].configs[*]", KAFKA_ONLY,
         "A group's configs are the consumer group's consumer.session.timeout.ms, "
-        "consumer.heartbeat.interval.ms and consumer.assignment.interval.ms, which kcsim's "
-        "coordinator uses. Kafka 4.4 also lists (and lets IncrementalAlterConfigs set) the "
-        "share.*, streams.* and errors.deadletterqueue.* configs of the groups kcsim does not "
-        "have, and the consumer group's consumer.assignor.offload.enable (which Kafka 4.4's "
-        "coordinator declares but does not act on); kcsim leaves them out "
+        "consumer.heartbeat.interval.ms and consumer.assignment.interval.ms and the streams "
+        "group's streams.session.timeout.ms, streams.heartbeat.interval.ms, "
+        "streams.num.standby.replicas, streams.initial.rebalance.delay.ms and "
+        "streams.assignment.interval.ms (with Kafka's internal streams.num.warmup.replicas, "
+        "streams.acceptable.recovery.lag and streams.task.offset.interval.ms, which can be "
+        "set but are not described), which kcsim's coordinator uses. Kafka 4.4 also lists "
+        "(and lets IncrementalAlterConfigs set) the share.* and errors.deadletterqueue.* "
+        "configs of the share groups kcsim does not have, the streams group's "
+        "streams.assignor.name and streams.rack.aware.assignment.tags (kcsim has one "
+        "assignor and no rack-aware placement), and the assignor offload switches (which "
+        "Kafka 4.4's coordinator declares but does not act on); kcsim leaves them out "
         "of DescribeConfigs and refuses them as unknown (INVALID_CONFIG, \"Unknown group "
         "config name\").", scenario="group_configs_listed", kcsim="<absent>"),
     Allowed(
@@ -195,8 +201,9 @@ NOTES: tuple[tuple[str, str], ...] = (
      "and equality, not by value."),
     ("KIP-1071 streams groups: what kcsim does not do yet",
      "kcsim's streams groups place active tasks with a sticky assignor and standby tasks "
-     "(`--streams-group-num-standby-replicas`) on another process, but no warm-up tasks; "
-     "they have no `streams.*` group configs (the broker's settings rule every group), no "
+     "(`--streams-group-num-standby-replicas`, or the group's streams.num.standby.replicas) "
+     "on another process, and no warm-up tasks (neither does Kafka 4.4: its coordinator "
+     "refines the target with warm-ups in name only); they have no "
      "topology description (KIP-1331: `topology_description_required` is false, as on a "
      "Kafka without its plugin) and no interactive-query endpoint map "
      "(`partitions_by_user_endpoint` is null). As Kafka 4.4, a new group's first target "

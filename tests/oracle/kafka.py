@@ -48,8 +48,8 @@ GROUP_SETTINGS: tuple[tuple[str, str, int], ...] = (
     ("min_session_timeout_ms", "group.min.session.timeout.ms", 1000),
     ("max_session_timeout_ms", "group.max.session.timeout.ms", 300000),
     ("default_partitions", "num.partitions", 1),
-    ("consumer_group_session_timeout_ms", "group.consumer.session.timeout.ms", 45000),
-    ("consumer_group_heartbeat_interval_ms", "group.consumer.heartbeat.interval.ms", 5000),
+    # group.consumer.session.timeout.ms and group.consumer.heartbeat.interval.ms are left at
+    # Kafka's defaults (45 s, 5 s), kcsim's too: DescribeConfigs of a group shows them so.
     # Both assign in the heartbeat that changes a group, so the scenarios can step the
     # protocol one heartbeat at a time; a scenario that wants Kafka 4.3+'s interval sets
     # the group's own consumer.assignment.interval.ms.

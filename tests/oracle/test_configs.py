@@ -133,6 +133,41 @@ def test_group_configs(differential: Callable[..., list[Any]]) -> None:
     differential(group_configs)
 
 
+STREAMS_KEYS = ["streams.session.timeout.ms", "streams.heartbeat.interval.ms",
+                "streams.num.standby.replicas", "streams.initial.rebalance.delay.ms",
+                "streams.assignment.interval.ms"]
+
+
+def streams_group_configs(run: Run) -> None:
+    group = run.group()
+    for name, value in (("streams.session.timeout.ms", "1000"),
+                        ("streams.heartbeat.interval.ms", "20000"),
+                        ("streams.heartbeat.interval.ms", "14000"),
+                        ("streams.num.standby.replicas", "3"),
+                        ("streams.num.standby.replicas", "-1"),
+                        ("streams.initial.rebalance.delay.ms", "-1"),
+                        ("streams.initial.rebalance.delay.ms", "99999999"),
+                        ("streams.assignment.interval.ms", "20000"),
+                        ("streams.num.warmup.replicas", "21"),
+                        ("streams.num.warmup.replicas", "3"),
+                        ("streams.acceptable.recovery.lag", "-1"),
+                        ("streams.task.offset.interval.ms", "1000")):
+        incremental(run, GROUP, group, (name, SET, value), validate_only=True)
+    describe(run, GROUP, group, STREAMS_KEYS)
+    incremental(run, GROUP, group, ("streams.session.timeout.ms", SET, "50000"),
+                ("streams.num.standby.replicas", SET, "1"))
+    describe(run, GROUP, group, STREAMS_KEYS)
+    incremental(run, GROUP, group, ("streams.session.timeout.ms", SET, "46000"),
+                ("streams.heartbeat.interval.ms", SET, "6000"))
+    describe(run, GROUP, group, STREAMS_KEYS + GROUP_KEYS)
+    incremental(run, GROUP, group, ("streams.num.standby.replicas", DELETE, None))
+    describe(run, GROUP, group, STREAMS_KEYS)
+
+
+def test_streams_group_configs(differential: Callable[..., list[Any]]) -> None:
+    differential(streams_group_configs)
+
+
 def group_configs_listed(run: Run) -> None:
     describe(run, GROUP, run.group())
 

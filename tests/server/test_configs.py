@@ -252,12 +252,19 @@ def test_a_dynamic_broker_default_is_the_default_of_every_topic(conn: Connection
 
 def test_group_configs_are_described_with_the_brokers_as_default(conn: Connection) -> None:
     assert incremental(conn, GROUP, "g", ("consumer.session.timeout.ms", SET, "50000")) == [(0, None)]
+    assert incremental(conn, GROUP, "g", ("streams.num.standby.replicas", SET, "1")) == [(0, None)]
+    # The broker's settings left at Kafka's defaults are described as defaults (source 5).
     assert described(conn, GROUP, "g") == {
         "consumer.session.timeout.ms": ("50000", 8),
-        "consumer.heartbeat.interval.ms": ("5000", 4),
-        "consumer.assignment.interval.ms": ("1000", 4)}
-    assert incremental(conn, GROUP, "g", ("streams.num.standby.replicas", SET, "1")) == [(
-        ErrorCode.INVALID_CONFIG, "Unknown group config name: streams.num.standby.replicas")]
+        "consumer.heartbeat.interval.ms": ("5000", 5),
+        "consumer.assignment.interval.ms": ("1000", 5),
+        "streams.session.timeout.ms": ("45000", 5),
+        "streams.heartbeat.interval.ms": ("5000", 5),
+        "streams.num.standby.replicas": ("1", 8),
+        "streams.initial.rebalance.delay.ms": ("3000", 5),
+        "streams.assignment.interval.ms": ("1000", 5)}
+    assert incremental(conn, GROUP, "g", ("streams.rack.aware.assignment.tags", SET, "z")) == [(
+        ErrorCode.INVALID_CONFIG, "Unknown group config name: streams.rack.aware.assignment.tags")]
     assert incremental(conn, GROUP, "", ("consumer.session.timeout.ms", SET, "50000")) == [(
         ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")]
 

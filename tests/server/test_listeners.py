@@ -62,12 +62,11 @@ def test_a_listener_prints_as_kafka_writes_it():
          "KCSIM_LISTENERS=A://:9092,B://127.0.0.1:9092: port 9092 is given to two listeners"),
         ({"KCSIM_LISTENERS": "A://:65536"},
          "KCSIM_LISTENERS=A://:65536: 'A://:65536': port 65536 is outside 0..65535"),
-        ({"KCSIM_LISTENERS": "SASL_SSL://:9093"},
-         "KCSIM_LISTENERS=SASL_SSL://:9093: listener SASL_SSL would speak SASL_SSL: SASL is not "
-         "served yet; kcsim serves PLAINTEXT and SSL listeners"),
-        ({"KCSIM_LISTENERS": "SASL_PLAINTEXT://:9093"},
-         "KCSIM_LISTENERS=SASL_PLAINTEXT://:9093: listener SASL_PLAINTEXT would speak "
-         "SASL_PLAINTEXT: SASL is not served yet"),
+        ({"KCSIM_LISTENERS": "SASL_SSL://:9093", "KCSIM_SASL_ENABLED_MECHANISMS": "GSSAPI"},
+         "KCSIM_SASL_ENABLED_MECHANISMS=GSSAPI: GSSAPI: kcsim serves the SASL mechanisms "
+         "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"),
+        ({"KCSIM_SASL_PLAIN_USERS": "alice:secret,bob"},
+         "KCSIM_SASL_PLAIN_USERS=alice:secret,bob: 'bob' is not name:password"),
         ({"KCSIM_ADVERTISED_LISTENERS": "A://0.0.0.0:9092"},
          "KCSIM_ADVERTISED_LISTENERS=A://0.0.0.0:9092: 'A://0.0.0.0:9092': clients cannot "
          "connect to 0.0.0.0"),
@@ -87,9 +86,9 @@ def test_a_listener_prints_as_kafka_writes_it():
         ({"KCSIM_LISTENERS": "A://:1,B://:2", "KCSIM_LISTENER_SECURITY_PROTOCOL_MAP": "A:PLAINTEXT"},
          "KCSIM_LISTENER_SECURITY_PROTOCOL_MAP=A:PLAINTEXT: listener B has no security protocol "
          "in the listener security protocol map"),
-        ({"KCSIM_LISTENER_SECURITY_PROTOCOL_MAP": "PLAINTEXT:SASL_SSL"},
-         "KCSIM_LISTENER_SECURITY_PROTOCOL_MAP=PLAINTEXT:SASL_SSL: PLAINTEXT maps to SASL_SSL: "
-         "SASL is not served yet"),
+        ({"KCSIM_LISTENER_SECURITY_PROTOCOL_MAP": "PLAINTEXT:SASL_TLS"},
+         "KCSIM_LISTENER_SECURITY_PROTOCOL_MAP=PLAINTEXT:SASL_TLS: 'PLAINTEXT:SASL_TLS' is not "
+         "NAME:PROTOCOL with a protocol of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"),
         ({"KCSIM_LISTENER_SECURITY_PROTOCOL_MAP": "A=PLAINTEXT"},
          "KCSIM_LISTENER_SECURITY_PROTOCOL_MAP=A=PLAINTEXT: 'A=PLAINTEXT' is not NAME:PROTOCOL"),
     ],
@@ -117,21 +116,31 @@ def test_a_listener_speaks_ssl_by_its_name_or_by_the_map():
     assert [p.protocol for p in by_map.listener_plans] == ["SSL", "PLAINTEXT"]
 
 
+def test_a_listener_speaks_sasl_by_its_name_or_by_the_map():
+    by_name = config.load(env={"KCSIM_LISTENERS": "SASL_SSL://:9094,SASL_PLAINTEXT://:9095"})
+    assert [p.protocol for p in by_name.listener_plans] == ["SASL_SSL", "SASL_PLAINTEXT"]
+    by_map = config.load(env={"KCSIM_LISTENERS": "EXTERNAL://:9094,INTERNAL://:9092",
+                              "KCSIM_LISTENER_SECURITY_PROTOCOL_MAP":
+                                  "EXTERNAL:SASL_SSL,INTERNAL:SASL_PLAINTEXT"})
+    assert [p.protocol for p in by_map.listener_plans] == ["SASL_SSL", "SASL_PLAINTEXT"]
+
+
 def test_a_config_built_in_code_is_checked_for_its_listeners_too():
     cfg = config.Config(listeners="A://:0", port=0)
     with pytest.raises(config.ConfigError, match="port=0 cannot be combined with listeners="):
         config.validate(cfg)
 
 
-def test_serve_refuses_a_listener_it_cannot_speak_with_status_2():
+def test_serve_refuses_a_sasl_mechanism_it_cannot_speak_with_status_2():
     clean = {k: v for k, v in os.environ.items() if not k.startswith("KCSIM_")}
     proc = subprocess.run([sys.executable, "-m", "kcsim", "serve", "--in-memory",
-                           "--listeners", "SASL_SSL://127.0.0.1:0"],
+                           "--listeners", "SASL_SSL://127.0.0.1:0",
+                           "--sasl-enabled-mechanisms", "PLAIN,OAUTHBEARER"],
                           capture_output=True, text=True, timeout=30, env=clean)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith(
-        "kcsim: --listeners SASL_SSL://127.0.0.1:0: listener SASL_SSL would speak SASL_SSL: "
-        "SASL is not served yet")
+        "kcsim: --sasl-enabled-mechanisms PLAIN,OAUTHBEARER: OAUTHBEARER: kcsim serves the SASL "
+        "mechanisms PLAIN, SCRAM-SHA-256, SCRAM-SHA-512")
 
 
 # -- on the wire: each listener answers with its own advertised address ----------------------

@@ -1,5 +1,5 @@
 """The command's tests use the admin tests' broker and topics."""
 
-from ..admin.conftest import bootstrap, topic
+from ..admin.conftest import bootstrap, streams_server, topic
 
-__all__ = ["bootstrap", "topic"]
+__all__ = ["bootstrap", "streams_server", "topic"]

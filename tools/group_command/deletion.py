@@ -5,23 +5,34 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from kcsim.admin import AdminClient, AdminError, TopicPartition
+from kcsim.admin import AdminClient, AdminError, Outcomes, TopicPartition
 
 from .groups import target_groups
 from .render import Column, Section, error_json, format_table, rows_csv, sections_json
 from .scope import parse_topic_args
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .options import Options
     from .report import Reporter
 
 
-def delete_groups(admin: AdminClient, opts: Options, report: Reporter) -> None:
+def delete_groups(
+    admin: AdminClient, opts: Options, report: Reporter,
+    refused: Callable[[list[str]], dict[str, AdminError]] | None = None,
+) -> None:
+    """Delete the groups in scope; `refused` names those not to be sent to the broker
+    (the streams tool's check that each is an empty streams group), with their errors."""
     groups = target_groups(admin, opts)
     if not groups:
-        report.print("No consumer groups to delete.")
+        report.print(f"No {opts.kind} groups to delete.")
         return
-    results = admin.delete_groups(groups, timeout=opts.timeout_s)
+    failed = refused(groups) if refused is not None else {}
+    sent = [g for g in groups if g not in failed]
+    results = admin.delete_groups(sent, timeout=opts.timeout_s) if sent else Outcomes({})
+    if failed:
+        results = Outcomes({g: failed[g] if g in failed else results.error(g) for g in groups})
     deleted = [g for g in results if results.error(g) is None]
     for group, error in results.failed.items():
         report.error(error, f"group '{group}' could not be deleted")
@@ -36,9 +47,9 @@ def delete_groups(admin: AdminClient, opts: Options, report: Reporter) -> None:
         report.print(rows_csv(columns, rows))
     elif not results.failed:
         names = ", ".join(f"'{g}'" for g in deleted)
-        report.print(f"Deletion of requested consumer groups ({names}) was successful.")
+        report.print(f"Deletion of requested {opts.kind} groups ({names}) was successful.")
     elif deleted:
-        report.print("These consumer groups were deleted successfully: "
+        report.print(f"These {opts.kind} groups were deleted successfully: "
                      + ", ".join(f"'{g}'" for g in deleted))
 
 
@@ -46,10 +57,14 @@ def _name(error: AdminError | None) -> str | None:
     return None if error is None else error.name
 
 
-def delete_offsets(admin: AdminClient, opts: Options, report: Reporter) -> None:
+def delete_offsets(
+    admin: AdminClient, opts: Options, report: Reporter,
+    chosen: list[TopicPartition] | None = None,
+) -> None:
+    """Delete one group's offsets of the --topic partitions, and of those `chosen`."""
     group = opts.groups[0]
     statuses: dict[TopicPartition, AdminError | None] = {}
-    explicit: list[TopicPartition] = []
+    explicit: list[TopicPartition] = list(chosen or ())
     whole: list[str] = []
     for topic, partitions in parse_topic_args(opts.topics):
         if partitions is None:

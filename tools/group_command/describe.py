@@ -14,7 +14,7 @@ from kcsim.admin import (
     TopicPartition,
 )
 
-from .groups import describe_all, offsets_of_all, target_groups
+from .groups import STREAMS, describe_all, groups_of_kind, offsets_of_all, target_groups
 from .render import Column, Section, error_json, format_table, rows_csv, sections_json
 
 if TYPE_CHECKING:
@@ -35,8 +35,10 @@ def describe(admin: AdminClient, opts: Options, report: Reporter) -> None:
         sections = [members_section(g, d) for g, d in sorted(described.items())]
     else:
         sections = [state_section(g, d) for g, d in sorted(described.items())]
+    missing = [s.group for s in sections if s.error is not None and s.error.not_found]
+    streams = streams_among(admin, missing, opts.timeout_s) if missing else set()
     for section in sections:
-        announce(report, section)
+        announce(report, section, streams)
         if opts.view == "offsets":
             note_pending(admin, report, section, opts.timeout_s)
     if opts.view == "offsets":
@@ -49,10 +51,25 @@ def describe(admin: AdminClient, opts: Options, report: Reporter) -> None:
         emit_states(report, opts.output, sections, opts.verbose)
 
 
-def announce(report: Reporter, section: Section) -> None:
-    """Kafka's per-group notes on stderr: missing groups, empty and rebalancing groups."""
+def streams_among(admin: AdminClient, groups: Sequence[str], timeout: float) -> set[str]:
+    """Which of these groups are streams groups (none where the broker cannot say)."""
+    try:
+        listed = {g.group_id for g in groups_of_kind(admin, STREAMS, timeout)}
+    except AdminError:
+        return set()
+    return listed.intersection(groups)
+
+
+def announce(report: Reporter, section: Section, streams: set[str] | frozenset[str] = frozenset()
+             ) -> None:
+    """Kafka's per-group notes on stderr: missing groups (or streams groups, with the tool
+    that describes them), empty and rebalancing groups."""
     if section.error is not None:
-        if section.error.not_found:
+        if section.group in streams:
+            report.not_found(f"Group {section.group} is not a consumer group. It is a streams "
+                             "group: describe it with `kcsim streams-groups --describe "
+                             f"--group {section.group}` (kafka-streams-groups).")
+        elif section.error.not_found:
             report.not_found(f"Consumer group '{section.group}' does not exist.")
         else:
             report.error(section.error, f"group '{section.group}'")

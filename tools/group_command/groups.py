@@ -13,6 +13,7 @@ if TYPE_CHECKING:
         AdminClient,
         AdminError,
         GroupDescription,
+        GroupListing,
         OffsetAndMetadata,
         TopicPartition,
     )
@@ -20,16 +21,22 @@ if TYPE_CHECKING:
     from .options import Options
 
 CONSUMER_PROTOCOL_TYPES = ("consumer", "")  # "" is a group that only ever committed offsets
+STREAMS = "streams"
 BATCH = 20  # groups per request round: big enough to batch, small enough to show progress
 
 
 def target_groups(admin: AdminClient, opts: Options) -> list[str]:
-    """--group values in order, or every consumer group for --all-groups."""
+    """--group values in order, or every group of the tool's kind for --all-groups."""
     if opts.all_groups:
-        listings = admin.list_groups(protocol_types=CONSUMER_PROTOCOL_TYPES,
-                                     timeout=opts.timeout_s)
-        return [g.group_id for g in listings]
+        return [g.group_id for g in groups_of_kind(admin, opts.kind, opts.timeout_s)]
     return list(dict.fromkeys(opts.groups))
+
+
+def groups_of_kind(admin: AdminClient, kind: str, timeout: float) -> list[GroupListing]:
+    """Consumer groups (by protocol type, so classic ones too), or streams groups."""
+    if kind == STREAMS:
+        return admin.list_groups(types=[STREAMS], timeout=timeout)
+    return admin.list_groups(protocol_types=CONSUMER_PROTOCOL_TYPES, timeout=timeout)
 
 
 def describe_all(

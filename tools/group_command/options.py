@@ -76,6 +76,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                           help="--list: show types, or only groups of these types "
                           "(classic,consumer)")
 
+    add_reset_arguments(p, dry_run_help="show the plan only (the default)")
+    p.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT_MS, metavar="MS",
+                   help=f"how long each step may take, in ms (default {DEFAULT_TIMEOUT_MS})")
+    p.add_argument("--output", choices=OUTPUTS, default="table",
+                   help="table (as Kafka prints), json or csv")
+
+
+def add_flags(group: argparse._ArgumentGroup, flags: dict[str, str]) -> None:
+    """Switches, each with its help: {"--list": "list all groups", ...}."""
+    for name, text in flags.items():
+        group.add_argument(name, action="store_true", help=text)
+
+
+def add_reset_arguments(p: argparse.ArgumentParser, dry_run_help: str) -> None:
+    """--reset-offsets' scenarios and modes, and KIP-1249's --pause-api-keys, as both tools
+    take them."""
     reset = p.add_argument_group("--reset-offsets")
     reset.add_argument("--to-earliest", action="store_true", help="reset to the earliest offset")
     reset.add_argument("--to-latest", action="store_true", help="reset to the latest offset")
@@ -90,7 +106,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        help="reset to the first offset at or after now minus this duration")
     reset.add_argument("--from-file", metavar="CSV",
                        help="reset to the offsets in this CSV (as --export writes it)")
-    reset.add_argument("--dry-run", action="store_true", help="show the plan only (the default)")
+    reset.add_argument("--dry-run", action="store_true", help=dry_run_help)
     reset.add_argument("--execute", action="store_true", help="apply the plan")
     reset.add_argument("--export", action="store_true", help="print the plan as CSV")
 
@@ -99,11 +115,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      default=os.environ.get(PAUSE_KEYS_ENV),
                      help="the wire keys the broker serves KIP-1249 under, as kcsim serve's "
                      f"--pause-api-keys (default 1000,1001,1002, or ${PAUSE_KEYS_ENV})")
-
-    p.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT_MS, metavar="MS",
-                   help=f"how long each step may take, in ms (default {DEFAULT_TIMEOUT_MS})")
-    p.add_argument("--output", choices=OUTPUTS, default="table",
-                   help="table (as Kafka prints), json or csv")
 
 
 @dataclass(frozen=True)
@@ -130,6 +141,12 @@ class Options:
     timeout_s: float
     output: str
     pause_api_keys: PauseApiKeys
+    kind: str = "consumer"  # the groups the tool acts on: "consumer" or "streams"
+
+    @property
+    def title(self) -> str:
+        """How the tool's messages name a group: 'Consumer group' or 'Streams group'."""
+        return f"{self.kind.capitalize()} group"
 
 
 def _given(args: argparse.Namespace, name: str) -> bool:
@@ -158,6 +175,17 @@ def _check_types(types: tuple[str, ...]) -> tuple[str, ...]:
         raise UsageError(f"Invalid types list '{','.join(types)}'. Valid types are: "
                          + ", ".join(GROUP_TYPES))
     return tuple(t.lower() for t in types)
+
+
+def describe_view(args: argparse.Namespace) -> str:
+    """--describe's view: offsets (the default), members or state; at most one."""
+    views = [v for v in ("members", "offsets", "state") if _given(args, v)]
+    if len(views) > 1:
+        raise UsageError("Option --describe takes at most one of these options: "
+                         "--members, --offsets, --state")
+    if args.state:
+        raise UsageError("Option --describe does not take a value for --state")
+    return views[0] if views else "offsets"
 
 
 def validate(args: argparse.Namespace) -> Options:
@@ -197,13 +225,7 @@ def validate(args: argparse.Namespace) -> Options:
     if action == "describe":
         if not has_scope:
             raise UsageError("Option --describe takes one of these options: --all-groups, --group")
-        views = [v for v in ("members", "offsets", "state") if _given(args, v)]
-        if len(views) > 1:
-            raise UsageError("Option --describe takes at most one of these options: "
-                             "--members, --offsets, --state")
-        if args.state:
-            raise UsageError("Option --describe does not take a value for --state")
-        view = views[0] if views else "offsets"
+        view = describe_view(args)
     elif action == "list":
         states = _check_states(_split(args.state))
         types = _check_types(_split(args.type))
@@ -225,7 +247,7 @@ def validate(args: argparse.Namespace) -> Options:
 
     scenario, scenario_value = None, None
     if action == "reset_offsets":
-        scenario, scenario_value = _reset_scenario(args, has_scope)
+        scenario, scenario_value = reset_scenario(args, has_scope)
 
     return Options(
         action=action, bootstrap=args.bootstrap_server, groups=tuple(args.group),
@@ -234,18 +256,18 @@ def validate(args: argparse.Namespace) -> Options:
         show_state=args.state is not None, show_type=args.type is not None,
         scenario=scenario, scenario_value=scenario_value, execute=args.execute,
         dry_run=args.dry_run, export=args.export, timeout_s=args.timeout / 1000.0,
-        output=args.output, pause_api_keys=_pause_keys(args.pause_api_keys),
+        output=args.output, pause_api_keys=pause_keys(args.pause_api_keys),
     )
 
 
-def _pause_keys(text: str | None) -> PauseApiKeys:
+def pause_keys(text: str | None) -> PauseApiKeys:
     try:
         return PauseApiKeys.parse(text) if text else PauseApiKeys()
     except ValueError as exc:
         raise UsageError(f"--pause-api-keys: {exc}") from None
 
 
-def _reset_scenario(args: argparse.Namespace, has_scope: bool) -> tuple[str, Any]:
+def reset_scenario(args: argparse.Namespace, has_scope: bool) -> tuple[str, Any]:
     if args.dry_run and args.execute:
         raise UsageError("Option --reset-offsets only accepts one of --execute and --dry-run")
     if not has_scope:

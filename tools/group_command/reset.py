@@ -16,6 +16,7 @@ from kcsim.admin import (
     GroupDescription,
     OffsetAndMetadata,
     OffsetSpec,
+    StreamsGroupDescription,
     TopicPartition,
 )
 
@@ -32,6 +33,8 @@ from .scope import (
 from .timespec import now_ms, parse_datetime_ms, parse_duration
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from .options import Options
 
 INACTIVE = ("Empty", "Dead")
@@ -127,13 +130,20 @@ class Planner:
 def reset_offsets(admin: AdminClient, opts: Options, report: Reporter) -> None:
     if not opts.execute and not opts.dry_run:
         report.warn(NO_EXECUTE_WARNING)
-    try:
-        _check_time_arguments(opts)
-        file_plan = _read_plan_file(opts)
-    except (ValueError, OSError) as exc:
-        raise UsageError(str(exc)) from None
+    file_plan = reset_inputs(opts)
     groups = target_groups(admin, opts)
     described = describe_all(admin, groups, opts.timeout_s)
+    _print(report, opts, plan_resets(admin, opts, report, groups, described, file_plan))
+
+
+def plan_resets(
+    admin: AdminClient, opts: Options, report: Reporter, groups: Sequence[str],
+    described: Mapping[str, GroupDescription | StreamsGroupDescription | AdminError],
+    file_plan: dict[str, Plan] | None,
+) -> list[Section]:
+    """Plan (and with --execute commit) each described group's new offsets: one section per
+    group, its rows the plan. A streams group's --all-topics are its committed offsets of
+    the topics its topology reads."""
     topic_scope = (resolve_partitions(admin, opts.topics, opts.timeout_s)
                    if opts.topics else None)
     planner = Planner(admin, opts, report)
@@ -145,9 +155,11 @@ def reset_offsets(admin: AdminClient, opts: Options, report: Reporter) -> None:
             desc = described[group]
             if isinstance(desc, AdminError) and not desc.not_found:
                 raise desc
-            state = desc.state if isinstance(desc, GroupDescription) else "Dead"
+            state = "Dead" if isinstance(desc, AdminError) else desc.state
             section.state = state
-            plan = _plan_group(admin, opts, planner, group, state, topic_scope, file_plan)
+            inputs = desc.source_topics if isinstance(desc, StreamsGroupDescription) else None
+            plan = _plan_group(admin, opts, planner, group, state, topic_scope, file_plan,
+                               inputs)
             if plan is None:
                 continue
             section.rows = [{"group": group, "topic": tp.topic, "partition": tp.partition,
@@ -161,28 +173,32 @@ def reset_offsets(admin: AdminClient, opts: Options, report: Reporter) -> None:
         except AdminError as exc:
             section.error = exc
             report.error(exc, f"group '{group}'")
-    _print(report, opts, sections)
+    return sections
 
 
-def _check_time_arguments(opts: Options) -> None:
-    if opts.scenario == "to_datetime":
-        parse_datetime_ms(opts.scenario_value)
-    elif opts.scenario == "by_duration":
-        parse_duration(opts.scenario_value)
-
-
-def _read_plan_file(opts: Options) -> dict[str, Plan] | None:
-    if opts.scenario != "from_file":
-        return None
-    return parse_reset_plan(Path(opts.scenario_value).read_text(), opts.groups)
+def reset_inputs(opts: Options) -> dict[str, Plan] | None:
+    """Check the time arguments and read --from-file's plan (None without one) before
+    anything is asked of the broker; a bad one is a usage error."""
+    try:
+        if opts.scenario == "to_datetime":
+            parse_datetime_ms(opts.scenario_value)
+        elif opts.scenario == "by_duration":
+            parse_duration(opts.scenario_value)
+        if opts.scenario != "from_file":
+            return None
+        return parse_reset_plan(Path(opts.scenario_value).read_text(), opts.groups)
+    except (ValueError, OSError) as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _plan_group(
     admin: AdminClient, opts: Options, planner: Planner, group: str, state: str,
     topic_scope: list[TopicPartition] | None, file_plan: dict[str, Plan] | None,
+    inputs: set[str] | None = None,
 ) -> Plan | None:
     committed_all = admin.list_group_offsets(group, timeout=opts.timeout_s)[group]
-    committed = {tp: om.offset for tp, om in committed_all.items()}
+    committed = {tp: om.offset for tp, om in committed_all.items()
+                 if inputs is None or tp.topic in inputs}
     from_file = None
     if file_plan is not None:
         from_file = file_plan.get(group)
@@ -199,11 +215,11 @@ def _plan_group(
     if missing:
         raise partitions_do_not_exist(missing)
     if state not in INACTIVE:
-        _require_paused(admin, opts, group, state, partitions)
+        require_paused(admin, opts, group, state, partitions)
     return planner.plan(partitions, committed, from_file) if partitions else {}
 
 
-def _require_paused(
+def require_paused(
     admin: AdminClient, opts: Options, group: str, state: str, partitions: list[TopicPartition]
 ) -> None:
     """An active group may be reset only where it has paused its partitions (KIP-1249)."""
@@ -212,12 +228,13 @@ def _require_paused(
     if not admin.supports_pause(timeout=opts.timeout_s):
         raise Refused(kafka_says, "stop the group's consumers first")
     paused = admin.list_paused_partitions(group, timeout=opts.timeout_s)
+    topic_flag = "--input-topic" if opts.kind == "streams" else "--topic"
     not_paused = [tp for tp in partitions if tp not in paused]
     if not_paused:
         names = ", ".join(str(tp) for tp in sorted(not_paused))
         raise Refused(
             f"{kafka_says} These partitions are not paused: {names}.",
-            f"pause them first (--pause --group {group} --topic TOPIC:PARTITIONS), "
+            f"pause them first (--pause --group {group} {topic_flag} TOPIC:PARTITIONS), "
             "or stop the group's consumers")
 
 

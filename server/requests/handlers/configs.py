@@ -32,6 +32,7 @@ from ...state.config_records import BrokerConfigKey, BrokerConfigValue
 from ...state.group_configs import (
     BROKER_SYNONYMS,
     GROUP_DEFINITIONS,
+    INTERNAL_GROUP_CONFIGS,
     broker_values,
     check_group_configs,
 )
@@ -220,10 +221,12 @@ def _group_entries(broker: BrokerState, name: str) -> list[Described]:
     served = broker_values(groups.config)
     out = []
     for key, definition in GROUP_DEFINITIONS.items():
+        if key in INTERNAL_GROUP_CONFIGS:
+            continue
         synonym = BROKER_SYNONYMS[key]
-        synonyms: list[Synonym] = [
-            (synonym, str(served[key]), ConfigSource.STATIC_BROKER_CONFIG),
-            (synonym, definition.default, ConfigSource.DEFAULT_CONFIG)]
+        synonyms: list[Synonym] = [(synonym, definition.default, ConfigSource.DEFAULT_CONFIG)]
+        if str(served[key]) != definition.default:  # as Kafka shows a broker config left unset
+            synonyms.insert(0, (synonym, str(served[key]), ConfigSource.STATIC_BROKER_CONFIG))
         if key in own:
             synonyms.insert(0, (key, own[key], ConfigSource.GROUP_CONFIG))
         _, value, source = synonyms[0]

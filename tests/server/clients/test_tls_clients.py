@@ -8,11 +8,11 @@ import json
 import uuid
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
 
 from . import javaclient
+from .roundtrip import MESSAGES
+from .roundtrip import confluent_round_trip as _confluent_round_trip
 
-MESSAGES = 20
 pytestmark = pytest.mark.kcsim(initial_rebalance_delay_ms=0)
 
 
@@ -23,31 +23,6 @@ def _confluent_ssl(srv, cert=None) -> dict[str, str]:
         settings |= {"ssl.certificate.location": cert.cert_file,
                      "ssl.key.location": cert.key_file}
     return settings
-
-
-def _confluent_round_trip(settings: dict[str, str], topic: str, group: str) -> int:
-    """Produce MESSAGES, consume them in `group`, commit; the committed offset."""
-    producer = Producer(settings)
-    for i in range(MESSAGES):
-        producer.produce(topic, f"v{i}".encode())
-    assert producer.flush(30) == 0
-    consumer = Consumer({**settings, "group.id": group, "auto.offset.reset": "earliest",
-                         "enable.auto.commit": False})
-    try:
-        consumer.subscribe([topic])
-        seen = 0
-        for _ in range(200):
-            msg = consumer.poll(0.5)
-            if msg is not None and msg.error() is None:
-                seen += 1
-                if seen == MESSAGES:
-                    break
-        assert seen == MESSAGES
-        consumer.commit(asynchronous=False)
-        (committed,) = consumer.committed([TopicPartition(topic, 0)], timeout=10)
-        return int(committed.offset)
-    finally:
-        consumer.close()
 
 
 def test_confluent_kafka_over_ssl(kcsim_ssl):
