@@ -157,6 +157,15 @@ def kafka_clients_jars(version: str) -> list[Path]:
                       [("org.apache.kafka", "kafka-clients", version)])
 
 
+def kafka_streams_jars(version: str) -> list[Path]:
+    """kafka-streams `version` with what it needs at run time (kafka-clients, rocksdbjni),
+    and a log4j binding so its errors reach stderr."""
+    return maven_jars(CACHE / "kafka-streams" / version, [
+        ("org.apache.kafka", "kafka-streams", version),
+        ("org.apache.logging.log4j", "log4j-core", LOG4J_VERSION),
+        ("org.apache.logging.log4j", "log4j-slf4j-impl", LOG4J_VERSION)])
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
