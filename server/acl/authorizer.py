@@ -44,12 +44,14 @@ class Authorizer:
 
     def authorize(self, principal: str, host: str, operation: Operation,
                   resource_type: ResourceType, name: str) -> bool:
-        if self._cache_version != self.acls.version or len(self._cache) > _CACHE_ENTRIES:
+        if self._cache_version != self.acls.version:
             self._cache = {}
             self._cache_version = self.acls.version
         key = (principal, host, operation, resource_type, name)
         decided = self._cache.get(key)
         if decided is None:
+            if len(self._cache) >= _CACHE_ENTRIES:
+                self._cache = {}
             decided = self._cache[key] = self.decide(principal, host, operation,
                                                      resource_type, name)
         return decided

@@ -112,22 +112,30 @@ class Access(NamedTuple):
 
 def check(access: Access, authorizer: Authorizer, ctx: RequestContext, request: Any,
           state: BrokerState) -> Refused | Narrowed | None:
-    """What the authorizer makes of one request (see the module's docstring)."""
-    asker = Asker(authorizer, ctx.principal, ctx.client_host)
-    version = ctx.api_version
-    for need in access.needs:
-        name = need.name(request, version)
-        if name is not None and not asker.may(need.operation, need.resource_type, name):
-            return Refused(_error(ctx.api_key, version, request, need.error))
+    """What the authorizer makes of one request (see the module's docstring). On every
+    request of a client the ACLs allow: a cached decision per right, nothing built."""
+    authorize = authorizer.authorize
+    principal, host, version = ctx.principal, ctx.client_host, ctx.api_version
+    for operation, resource_type, name_of, error in access.needs:
+        name = name_of(request, version)
+        if name is not None and not authorize(principal, host, operation, resource_type, name):
+            return Refused(_error(ctx.api_key, version, request, error))
     each = access.each
     refused_answers: list[Any] = []
-    if each is not None and not (each.unless is not None
-                                 and asker.may(each.unless[0], each.unless[1], CLUSTER_NAME)):
-        request, refused_answers = _narrow(asker, each, ctx, request, state)
+    if each is not None:
+        operation, resource_type, name_of_entry = each.operation, each.resource_type, each.name
+        for entry in getattr(request, each.field):
+            name = name_of_entry(entry, state)
+            if name is not None and not authorize(principal, host, operation, resource_type,
+                                                  name):
+                asker = Asker(authorizer, principal, host)
+                if each.unless is None or not asker.may(*each.unless, CLUSTER_NAME):
+                    request, refused_answers = _narrow(asker, each, ctx, request, state)
+                break
     if not refused_answers and access.after is None:
         return None
-    return Narrowed(request, _Finish(asker, request, version, state, each, refused_answers,
-                                     access.after))
+    return Narrowed(request, _Finish(Asker(authorizer, principal, host), request, version,
+                                     state, each, refused_answers, access.after))
 
 
 def _narrow(asker: Asker, each: Each, ctx: RequestContext, request: Any,

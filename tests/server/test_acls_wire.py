@@ -11,8 +11,8 @@ import pytest
 
 from kcsim.protocol.codecs import request_class
 from kcsim.protocol.errors import ErrorCode as E
-from .fuzz.batches import batch as record_batch
 
+from .fuzz.batches import batch as record_batch
 from .rawkafka import decode_response, request_frame
 from .saslkit import plain_token
 from .test_tls import _read
@@ -86,7 +86,7 @@ def _metadata(session: Session, names=None):
 
 
 def test_acls_are_created_described_and_deleted_with_kafkas_answers(secured):
-    srv, admin, alice = secured
+    _srv, admin, alice = secured
     created = admin.create_acls(
         (TOPIC, "orders-", PREFIXED, "User:alice", READ, ALLOW),
         (TOPIC, "orders-", PREFIXED, "User:alice", READ, ALLOW),  # twice: made once
@@ -132,7 +132,7 @@ def test_without_an_authorizer_acl_apis_answer_security_disabled(kcsim_embedded_
 
 
 def test_metadata_hides_topics_not_described_and_refuses_those_named(secured):
-    srv, admin, alice = secured
+    _srv, admin, alice = secured
     _topics(admin, "orders-eu", "payments")
     admin.create_acls((TOPIC, "orders-", PREFIXED, "User:alice", WRITE, ALLOW))
     assert _metadata(alice) == {"orders-eu": 0}  # WRITE implies DESCRIBE
@@ -159,7 +159,7 @@ def test_produce_is_answered_per_topic(secured):
 
 
 def test_group_and_transactional_id_rights(secured):
-    srv, admin, alice = secured
+    _srv, admin, alice = secured
     _topics(admin, "orders")
     admin.create_acls((TOPIC, "orders", LITERAL, "User:alice", READ, ALLOW),
                       (GROUP, "allowed", LITERAL, "User:alice", READ, ALLOW))

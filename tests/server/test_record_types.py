@@ -32,9 +32,9 @@ from kcsim.coordinator.records import (
     TransactionValue,
     TxnPartitions,
 )
+from kcsim.server.acl.records import AclKey, AclValue
 from kcsim.server.durability import RECORD_TYPES
 from kcsim.server.state.config_records import BrokerConfigKey, BrokerConfigValue
-from kcsim.server.acl.records import AclKey, AclValue
 from kcsim.server.state.scram_credentials import ScramCredentialKey, ScramCredentialValue
 from kcsim.server.state.topic_records import TopicKey, TopicValue
 from kcsim.storage import Record, RecordLog
