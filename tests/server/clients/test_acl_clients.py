@@ -154,3 +154,31 @@ def test_java_client_4x(secured, tmp_path):
         ("produce-still-a", "ok"),
     ], proc.stderr
     assert srv.committed("java-orders-app") == {("orders", 0): MESSAGES}
+
+
+def test_acls_through_the_http_control_api(kcsim_factory):
+    """`kcsim serve --authorizer standard`: a PLAINTEXT client (User:ANONYMOUS) may produce
+    once an ACL added with POST /acls lets it, and no longer once DELETE /acls removed it."""
+    from .test_control_http import HttpFailed, start
+
+    bootstrap, control = start(kcsim_factory, authorizer="standard")
+    grant = {"resource_type": "TOPIC", "name": "open-", "pattern_type": "PREFIXED",
+             "principal": "User:ANONYMOUS", "operation": "ALL"}
+
+    def produce() -> int | None:
+        reports: list[KafkaError | None] = []
+        producer = Producer({"bootstrap.servers": bootstrap, "message.timeout.ms": 10000,
+                             "enable.idempotence": False})
+        producer.produce("open-orders", b"v", on_delivery=lambda err, msg: reports.append(err))
+        producer.flush(30)
+        return _code(reports[0])
+
+    assert produce() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert control("POST", "/acls", grant) == {**grant, "host": "*", "permission": "ALLOW"}
+    assert control("GET", "/acls") == {"acls": [{**grant, "host": "*", "permission": "ALLOW"}]}
+    assert produce() is None
+    assert control("DELETE", "/acls", grant) == {"removed": True}
+    assert produce() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    with pytest.raises(HttpFailed) as refused:
+        control("POST", "/acls", {**grant, "operation": "peek"})
+    assert refused.value.status == 400 and "operation" in str(refused.value.body)
