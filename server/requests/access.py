@@ -502,6 +502,16 @@ def _add_partitions_to_txn(authorizer: Authorizer, ctx: RequestContext, request:
     return Refused(response)
 
 
+def _write_txn_markers(authorizer: Authorizer, ctx: RequestContext, request: Any,
+                       state: BrokerState) -> Refused | None:
+    """A broker's request: ALTER or CLUSTER_ACTION on the cluster."""
+    asker = Asker(authorizer, ctx.principal, ctx.client_host)
+    if asker.may(ALTER, CLUSTER, CLUSTER_NAME) or \
+            asker.may(Operation.CLUSTER_ACTION, CLUSTER, CLUSTER_NAME):
+        return None
+    return Refused(_error(27, ctx.api_version, request, CLUSTER_DENIED))
+
+
 def _consumer_group_heartbeat(authorizer: Authorizer, ctx: RequestContext, request: Any,
                               state: BrokerState) -> Refused | None:
     asker = Asker(authorizer, ctx.principal, ctx.client_host)
@@ -641,7 +651,7 @@ ACCESS: dict[int, Check] = {
     25: _table(Access(needs=(Need(WRITE, TXN, _TXN_ID, TXN_DENIED),
                              Need(READ, GROUP, _GROUP_ID, GROUP_DENIED)))),
     26: _table(Access(needs=(Need(WRITE, TXN, _TXN_ID, TXN_DENIED),))),
-    27: _cluster_op(Operation.CLUSTER_ACTION),
+    27: _write_txn_markers,
     28: _table(Access(
         needs=(Need(WRITE, TXN, _TXN_ID, TXN_DENIED), Need(READ, GROUP, _GROUP_ID, GROUP_DENIED)),
         each=Each("topics", "topics", READ, TOPIC, _named, TOPIC_DENIED))),

@@ -245,3 +245,11 @@ def test_acls_from_the_test_controls(secured):
     assert _metadata(alice) == {}
     with pytest.raises(ValueError, match="operation: expected one of"):
         srv.acls.add("TOPIC", "orders", "User:alice", "peek")
+
+
+def test_every_api_kcsim_serves_says_what_it_needs():
+    from kcsim.server.requests.access import ACCESS
+    from kcsim.server.requests.routes import load_handlers
+
+    needs_nothing = {17, 18, 36}  # SaslHandshake, ApiVersions, SaslAuthenticate
+    assert set(load_handlers()) - needs_nothing == set(ACCESS)
