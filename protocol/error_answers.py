@@ -19,6 +19,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
+from .messages.acls import (
+    CreateAclsRequest,
+    CreateAclsResponse,
+    DeleteAclsRequest,
+    DeleteAclsResponse,
+    DescribeAclsResponse,
+)
 from .messages.alter_configs import AlterConfigsResponse, IncrementalAlterConfigsResponse
 from .messages.api_versions import ApiVersionsResponse
 from .messages.cluster import DescribeClusterResponse, DescribeConfigsResponse
@@ -472,6 +479,23 @@ def _alter_scram(
                       for u in sorted(users)])
 
 
+def _describe_acls(version: int, request: object, error: int) -> DescribeAclsResponse:
+    return DescribeAclsResponse(error_code=error, error_message=None, resources=[])
+
+
+def _create_acls(version: int, request: CreateAclsRequest, error: int) -> CreateAclsResponse:
+    R = CreateAclsResponse
+    return R(results=[R.AclCreationResult(error_code=error, error_message=None)
+                      for _ in request.creations])
+
+
+def _delete_acls(version: int, request: DeleteAclsRequest, error: int) -> DeleteAclsResponse:
+    R = DeleteAclsResponse
+    return R(filter_results=[R.DeleteAclsFilterResult(error_code=error, error_message=None,
+                                                      matching_acls=[])
+                             for _ in request.filters])
+
+
 ERROR_ANSWERS: dict[int, Builder] = {
     0: _entry(_produce),
     1: _entry(_fetch),
@@ -498,6 +522,9 @@ ERROR_ANSWERS: dict[int, Builder] = {
     26: _top_level(EndTxnResponse),
     27: _entry(_write_txn_markers),
     28: _entry(_txn_offset_commit),
+    29: _entry(_describe_acls),
+    30: _entry(_create_acls),
+    31: _entry(_delete_acls),
     32: _entry(_describe_configs),
     33: _entry(_alter_configs),
     35: _entry(_describe_log_dirs),

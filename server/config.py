@@ -118,6 +118,35 @@ def _valid_plain_users(text: str) -> bool:
     return True
 
 
+# What `--authorizer` accepts: kcsim's name, and the class names Kafka configures it by.
+AUTHORIZERS = ("standard", "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+               "kafka.security.authorizer.AclAuthorizer")
+
+
+def _valid_authorizer(text: str) -> bool:
+    if text not in AUTHORIZERS:
+        raise ValueError("kcsim's authorizer is Kafka's StandardAuthorizer: "
+                         + " or ".join(AUTHORIZERS))
+    return True
+
+
+def super_users(text: str | None) -> frozenset[str]:
+    """The principals of `super.users`: `User:a;User:b` (each with its type)."""
+    if not text:
+        return frozenset()
+    users = frozenset(u.strip() for u in text.split(";") if u.strip())
+    for user in users:
+        kind, _, name = user.partition(":")
+        if not kind or not name:
+            raise ValueError(f"{user!r} is not a principal TYPE:NAME (User:alice)")
+    return users
+
+
+def _valid_super_users(text: str) -> bool:
+    super_users(text)
+    return True
+
+
 def mechanisms(text: str) -> tuple[str, ...]:
     """The SASL mechanisms of a comma-separated list, in order, each one kcsim serves."""
     out = tuple(dict.fromkeys(m.strip().upper() for m in text.split(",") if m.strip()))
@@ -215,6 +244,19 @@ class Config(msgspec.Struct, kw_only=True):
         description="connection.failed.authentication.delay.ms: how long a connection that "
                     "failed to authenticate waits, on the real clock, before its answer is sent "
                     "and it is closed")] = 100
+    authorizer: Annotated[str | None, Meta(
+        description="authorizer.class.name: `standard` (Kafka's StandardAuthorizer) checks "
+                    "every request against the ACLs (default: none, nothing is checked)",
+        extra=_checked("standard", _valid_authorizer),
+    )] = None
+    super_users: Annotated[str | None, Meta(
+        description="super.users: principals the authorizer allows everything, "
+                    "User:a;User:b",
+        extra=_checked("User:NAME, semicolon-separated", _valid_super_users),
+    )] = None
+    allow_everyone_if_no_acl_found: Annotated[bool, Meta(
+        description="allow.everyone.if.no.acl.found: a resource no ACL names is open to "
+                    "everyone (default, as Kafka's: closed to all but super users)")] = False
     batch_connections: Annotated[bool, Meta(
         description="serve plaintext connections whose requests are answered at once in one "
                     "pass per wake-up (epoll; Linux), each connection in its own task only "
@@ -474,6 +516,10 @@ class Config(msgspec.Struct, kw_only=True):
             return plans
         return (plans[0]._replace(advertised_host=self.advertised_host,
                                   advertised_port=self.advertised_port),)
+
+    @property
+    def super_user_set(self) -> frozenset[str]:
+        return super_users(self.super_users)
 
     @property
     def feature_levels(self) -> dict[str, int]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import trio
 
+from .acls import AclControl
 from .views import group_view, paused_view
 from .waits import (
     DEFAULT_TIMEOUT_S,
@@ -136,6 +137,7 @@ class Controls:
         self._server = server
         self.clock = ClockControl(run, server)
         self.faults = FaultControl(run, server)
+        self.acls = AclControl(run, server)
 
     def requests(self, api: Any = None, *, group: str | None = None,
                  client_id: str | None = None, version: int | None = None, error: Any = None,

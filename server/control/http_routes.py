@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .acls import ACL_FIELDS
 from .http_app import ControlApp, Route, route
 
 if TYPE_CHECKING:
@@ -85,6 +86,12 @@ def _offsets_out(offsets: Mapping[tuple[str, int], int]) -> list[dict[str, Any]]
     return [{"topic": t, "partition": p, "offset": o} for (t, p), o in sorted(offsets.items())]
 
 
+def _acl_fields(body: Mapping[str, Any]) -> dict[str, Any]:
+    for name in ("resource_type", "name", "principal", "operation"):
+        _required(body, name)
+    return dict(body)
+
+
 class Endpoints:
     """The handlers, each bound to one broker's controls."""
 
@@ -115,6 +122,7 @@ class Endpoints:
             route("/state/offsets", GET=self.state_offsets),
             route("/state/paused", GET=self.state_paused),
             route("/log-maintenance", POST=self.log_maintenance),
+            route("/acls", GET=self.acls_list, POST=self.acls_add, DELETE=self.acls_remove),
         ]
 
     async def index(self, request: Request) -> Any:
@@ -178,6 +186,21 @@ class Endpoints:
         group, state = _required(body, "group"), _required(body, "state")
         return {"group": group, "state": state,
                 "rule": self.controls.faults.coordinator(group, state)}
+
+    # -- ACLs ------------------------------------------------------------------------
+
+    async def acls_list(self, request: Request) -> Any:
+        return {"acls": self.controls.acls.list()}
+
+    async def acls_add(self, request: Request) -> Any:
+        body = request.json()
+        _fields(body, ACL_FIELDS, "POST /acls")
+        return self.controls.acls.add(**_acl_fields(body))
+
+    async def acls_remove(self, request: Request) -> Any:
+        body = request.json()
+        _fields(body, ACL_FIELDS, "DELETE /acls")
+        return {"removed": self.controls.acls.remove(**_acl_fields(body))}
 
     # -- the request log -------------------------------------------------------------
 

@@ -42,10 +42,11 @@ from ..control.fields import error_codes_of, fetch_session_of, topics_of
 from ..control.request_log import LOG_KEEPS as _LOG_KEEPS
 from ..control.request_log import RequestDigest, RequestLog
 from ..state.answers import Durable, Pending
+from .access import ACCESS, served
 from .context import RequestContext
 from .plans import Plan
 from .reply import Reply
-from .routes import served
+from .routes import served as served_routes
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -78,7 +79,7 @@ class Dispatcher:
         self.groups = state.groups
         self.transactions = state.transactions
         self.data_arrived = state.data_arrived
-        self.served = served(config)
+        self.served = served_routes(config)
         self.routes = dict(self.served.routes)  # this broker's own: tests may swap a handler
         self._plans: dict[int, Plan] = {}
         # Requests that reached a handler, a fault rule's action or the request log so far:
@@ -102,6 +103,8 @@ class Dispatcher:
         self.sasl_mechanisms = mechanisms(config.sasl_enabled_mechanisms)
         self.sasl_plain_users = (plain_users(config.sasl_plain_users)
                                  if config.sasl_plain_users else {})
+        # `--authorizer`: each request is checked (`access.py`) before its handler runs.
+        self.authorizer = state.authorizer
 
     @property
     def offsets_activation(self) -> Activation | None:
@@ -138,6 +141,8 @@ class Dispatcher:
             if route is None or not route.min_version <= version <= route.max_version:
                 return None
             plan = self._plans[key] = Plan(api_key, route, version)
+            if self.authorizer is not None and route.api_key in ACCESS:
+                plan.cache_state_of = None  # answers depend on who asks
         return plan
 
     def process(self, frame: bytes | memoryview, peer: Peer, now_ms: int) -> Answer:
@@ -196,7 +201,10 @@ class Dispatcher:
         request's bytes, when its answer may be cached."""
         state = self.state
         try:
-            result = plan.route.fn(state, ctx, request)
+            if self.authorizer is None:
+                result = plan.route.fn(state, ctx, request)
+            else:
+                result = self._authorized(plan, ctx, request)
             if result is None:
                 if self.keeps_log:
                     self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
@@ -227,6 +235,14 @@ class Dispatcher:
             if cache_state_of is not None and cache_state_of(state) == plan.cache_state:
                 plan.keep(ctx.listener, key, encoded)
         return encoded
+
+    def _authorized(self, plan: Plan, ctx: RequestContext, request: Any) -> Any:
+        """The handler's answer, as the authorizer lets the request through."""
+        check = ACCESS.get(plan.route.api_key)
+        if check is None:
+            return plan.route.fn(self.state, ctx, request)
+        assert self.authorizer is not None
+        return served(check, self.authorizer, plan.route.fn, self.state, ctx, request)
 
     def _unserved(self, api_key: int, version: int, correlation_id: int) -> bytes:
         """A request of an API or version not served: ApiVersions answers (clients probe with

@@ -21,6 +21,9 @@ import trio
 from kcsim.coordinator import Outcome, TransactionCoordinator, TxnConfig
 from kcsim.coordinator.records import ProducerIdBlockKey, TransactionKey
 
+from ..acl.authorizer import Authorizer
+from ..acl.index import AclIndex
+from ..acl.records import AclKey, binding_of
 from .answers import AfterDurable, Durable
 from .broker_configs import BrokerConfigs
 from .config_records import BrokerConfigKey
@@ -44,7 +47,8 @@ if TYPE_CHECKING:
 
 TRANSACTION_KEYS = frozenset({TransactionKey, ProducerIdBlockKey})
 # The records the broker state folds itself; every other record is the groups'.
-_OWN_KEYS = frozenset({TopicKey, BrokerConfigKey, ScramCredentialKey, *TRANSACTION_KEYS})
+_OWN_KEYS = frozenset({TopicKey, BrokerConfigKey, ScramCredentialKey, AclKey,
+                       *TRANSACTION_KEYS})
 
 
 class BrokerState:
@@ -56,6 +60,11 @@ class BrokerState:
         self.topics = topics if topics is not None else TopicRegistry()
         self.broker_configs = BrokerConfigs()  # dynamic broker configs
         self.scram_credentials = ScramCredentials()  # what SCRAM clients authenticate with
+        self.acls = AclIndex()  # kept (and replayed) whether or not an authorizer checks them
+        # `--authorizer`: what checks each request's operation; None: nothing is checked.
+        self.authorizer = (Authorizer(self.acls, config.super_user_set,
+                                      config.allow_everyone_if_no_acl_found)
+                           if config.authorizer else None)
         # Incremental fetch sessions (KIP-227): soft state, gone at a restart as in Kafka.
         self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)
         self.groups = groups
@@ -83,6 +92,12 @@ class BrokerState:
             self.transactions.apply(record)
         elif kind is ScramCredentialKey:
             self.scram_credentials.apply(record)
+        elif kind is AclKey:
+            acl = binding_of(record.key)
+            if record.value is None:
+                self.acls.remove(acl)
+            else:
+                self.acls.add(acl)
         elif self.groups is not None:
             self.groups.apply(record)
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 from kcsim.coordinator.records import COORDINATOR_RECORD_TYPES
 from kcsim.storage.records import RecordTypes
 
+from ..acl.records import ACL_RECORD_TYPES
 from .config_records import BROKER_CONFIG_RECORD_TYPES
 from .scram_credentials import SCRAM_RECORD_TYPES
 from .topic_records import TOPIC_RECORD_TYPES
 
 RECORD_TYPES = RecordTypes(COORDINATOR_RECORD_TYPES + TOPIC_RECORD_TYPES
-                           + BROKER_CONFIG_RECORD_TYPES + SCRAM_RECORD_TYPES)
+                           + BROKER_CONFIG_RECORD_TYPES + SCRAM_RECORD_TYPES
+                           + ACL_RECORD_TYPES)

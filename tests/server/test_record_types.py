@@ -32,6 +32,7 @@ from kcsim.coordinator.records import (
     TransactionValue,
     TxnPartitions,
 )
+from kcsim.server.acl.records import AclKey, AclValue
 from kcsim.server.durability import RECORD_TYPES
 from kcsim.server.state.config_records import BrokerConfigKey, BrokerConfigValue
 from kcsim.server.state.scram_credentials import ScramCredentialKey, ScramCredentialValue
@@ -87,6 +88,11 @@ def config_records() -> list[Record]:
         Record(BrokerConfigKey(""), BrokerConfigValue({"log.retention.ms": "1000"})),
         Record(GroupConfigKey("g"), GroupConfigValue({"consumer.session.timeout.ms": "50000"})),
     ]
+
+
+def acl_records() -> list[Record]:
+    """An ACL: a prefixed READ on topics for alice."""
+    return [Record(AclKey(2, "orders-", 4, "User:alice", "*", 3, 3), AclValue(STAMP))]
 
 
 def scram_records() -> list[Record]:
@@ -154,15 +160,16 @@ def test_every_record_type_is_declared_at_its_stable_id():
         (26, "streams_group_target_assignment_member", 0),
         (27, "streams_group_current_member_assignment", 0),
         (40, "scram_credential", 0),
+        (41, "acl", 0),
     ]
     records = one_of_each_type() + transaction_records() + config_records() + streams_records()
-    records += scram_records()
+    records += scram_records() + acl_records()
     assert {RECORD_TYPES.of(r).name for r in records} == {t.name for t in RECORD_TYPES}
 
 
 def test_every_record_type_and_its_tombstone_round_trips(tmp_path):
     records = one_of_each_type() + transaction_records() + config_records() + streams_records()
-    records += scram_records()
+    records += scram_records() + acl_records()
     records += [Record(r.key, None) for r in records]
     with RecordLog.open(tmp_path, types=RECORD_TYPES) as log:
         for record in records:

@@ -185,8 +185,8 @@ def test_bad_input_to_the_controls_is_refused_naming_the_field(kcsim: Any) -> No
         kcsim.faults.add(api="OffsetComit", error="NOT_COORDINATOR")
     with pytest.raises(ValueError, match=r"^error: unknown Kafka error"):
         kcsim.faults.add(api="OffsetCommit", error="NOT_COORD")
-    with pytest.raises(ValueError, match=r"^api: the CreateAcls API is not served"):
-        kcsim.faults.add(api="CreateAcls", error="NOT_COORDINATOR")
+    with pytest.raises(ValueError, match=r"^api: the ElectLeaders API is not served"):
+        kcsim.faults.add(api="ElectLeaders", error="NOT_COORDINATOR")
     with pytest.raises(ValueError, match=r"^times: "):
         kcsim.faults.add(api="OffsetCommit", error="NOT_COORDINATOR", times=-1)
     with pytest.raises(ValueError, match=r"^ms: "):

@@ -404,8 +404,8 @@ def test_bad_input_is_refused_with_400_naming_the_field(kcsim_factory: Any) -> N
              "api: unknown API 'OffsetComit' (did you mean OffsetCommit?)"),
             ({"api": "OffsetCommit", "error": "NOT_COORD"}, "error",
              "error: unknown Kafka error 'NOT_COORD' (did you mean NOT_COORDINATOR?)"),
-            ({"api": "CreateAcls", "error": "NOT_COORDINATOR"}, "api",
-             "api: the CreateAcls API is not served by kcsim"),
+            ({"api": "ElectLeaders", "error": "NOT_COORDINATOR"}, "api",
+             "api: the ElectLeaders API is not served by kcsim"),
             ({"api": "OffsetCommit", "error": "NOT_COORDINATOR", "times": -1}, "times",
              "times: expected a count >= 1, or None for every time, got -1")):
         with pytest.raises(HttpFailed) as refused:

@@ -85,7 +85,7 @@ async def test_an_unknown_path_is_404_and_a_wrong_method_405_naming_the_allowed(
 @pytest.mark.parametrize(("rule", "field"), [
     ({"api": "OffsetComit", "error": "NOT_COORDINATOR"}, "api"),
     ({"api": "OffsetCommit", "error": "NOT_COORD"}, "error"),
-    ({"api": "CreateAcls", "error": "NOT_COORDINATOR"}, "api"),
+    ({"api": "ElectLeaders", "error": "NOT_COORDINATOR"}, "api"),
     ({"api": 9999, "error": "NOT_COORDINATOR"}, "api"),
     ({"api": "OffsetCommit", "error": "NOT_COORDINATOR", "times": 0}, "times"),
     ({"api": "OffsetCommit", "error": "NOT_COORDINATOR", "colour": "red"}, "colour"),
