@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 
 from kcsim.protocol.scram import MECHANISMS, salted_password
 
@@ -41,3 +42,16 @@ class ScramClient:
 
     def verify(self, server_final: bytes) -> bool:
         return server_final == b"v=" + base64.b64encode(self.server_signature)
+
+
+def unsecured_jwt(claims: dict, header: dict | None = None, signature: str = "") -> str:
+    """An unsecured JWS as Kafka's OAuthBearerUnsecuredLoginCallbackHandler makes one."""
+    def part(value: dict) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+    return f"{part(header or {'alg': 'none'})}.{part(claims)}.{signature}"
+
+
+def oauth_token(jwt: str, authzid: str = "", **extensions: str) -> bytes:
+    """OAUTHBEARER's client initial response (RFC 7628) carrying `jwt`."""
+    kvpairs = "".join(f"{key}={value}\x01" for key, value in extensions.items())
+    return f"n,{'a=' + authzid if authzid else ''},\x01auth=Bearer {jwt}\x01{kvpairs}\x01".encode()
