@@ -130,6 +130,21 @@ class Server:
             self.fatal(exc)
             raise ConnectionAbort(f"storage failed: {exc}") from None
 
+    def record(self, records: list[Record]) -> None:
+        """Records made outside any request (a test control's SCRAM user): applied, and
+        durable before this returns (appended, and synced as the policy says, on this thread)."""
+        for record in records:
+            self.state.apply(record)
+        writer = self._writer
+        if writer is None:
+            self._durable_now(records)
+        else:
+            try:
+                writer.commit_now(records)
+            except StorageError as exc:
+                self.fatal(exc)
+                raise
+
     async def _durable(self, records: list[Record]) -> None:
         """Return once records are durable: the group commit every answer goes through."""
         if not records or self._durable_now(records):
