@@ -40,9 +40,12 @@ import struct
 import tarfile
 import tempfile
 import time
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from kcsim.admin import AdminClient
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 try:
     from testcontainers.core.container import DockerContainer
@@ -174,37 +177,26 @@ class KcsimContainer(DockerContainer):
     def _wait_ready(self, timeout: float) -> None:
         """Until the broker answers DescribeCluster through the host port with that address."""
         bootstrap = self.get_bootstrap_server()
-        deadline = time.monotonic() + timeout
-        problem = "no answer yet"
-        while time.monotonic() < deadline:
-            self.get_wrapped_container().reload()
-            if self.get_wrapped_container().status not in ("created", "running"):
-                break
+
+        def attempt() -> str | None:
             try:
                 with AdminClient(bootstrap, timeout=2.0) as admin:
                     brokers = [b.address for b in admin.describe_cluster(timeout=2.0).brokers]
             except Exception as exc:  # not listening yet, or the port is not forwarded yet
-                problem = f"{type(exc).__name__}: {exc}"
-                time.sleep(0.1)
-                continue
-            if brokers == [bootstrap]:
-                return
-            problem = f"the broker advertises {brokers}, not {bootstrap}"
-            break
-        self._not_ready(bootstrap, problem)
+                return f"{type(exc).__name__}: {exc}"
+            if brokers != [bootstrap]:
+                raise _GiveUp(f"the broker advertises {brokers}, not {bootstrap}")
+            return None
+
+        self._poll(timeout, attempt)
 
     def _wait_ready_secured(self, timeout: float) -> None:
         """Until a TLS handshake through the host port verifies against the CA, for the host
         clients use, and ApiVersions is answered (allowed before SASL authentication)."""
-        bootstrap = self.get_bootstrap_server()
-        host, port = bootstrap.rsplit(":", 1)
+        host, port = self.get_bootstrap_server().rsplit(":", 1)
         context = ssl.create_default_context(cafile=self.ssl_ca_file)
-        deadline = time.monotonic() + timeout
-        problem = "no answer yet"
-        while time.monotonic() < deadline:
-            self.get_wrapped_container().reload()
-            if self.get_wrapped_container().status not in ("created", "running"):
-                break
+
+        def attempt() -> str | None:
             try:
                 with socket.create_connection((host, int(port)), timeout=2.0) as plain, \
                         context.wrap_socket(plain, server_hostname=host) as sock:
@@ -212,21 +204,44 @@ class KcsimContainer(DockerContainer):
                     answer = b""
                     while len(answer) < 10 and (chunk := sock.recv(10 - len(answer))):
                         answer += chunk
-                if answer[4:8] == _API_VERSIONS[8:12] and answer[8:10] == b"\0\0":
-                    return
-                problem = f"not an ApiVersions answer: {answer!r}"
             except ssl.SSLCertVerificationError as exc:
-                problem = f"the broker's certificate does not verify: {exc}"
-                break
+                raise _GiveUp(f"the broker's certificate does not verify: {exc}") from None
             except OSError as exc:  # not listening yet, or the port is not forwarded yet
-                problem = f"{type(exc).__name__}: {exc}"
+                return f"{type(exc).__name__}: {exc}"
+            if answer[4:8] == _API_VERSIONS[8:12] and answer[8:10] == b"\0\0":
+                return None
+            return f"not an ApiVersions answer: {answer!r}"
+
+        self._poll(timeout, attempt)
+
+    def _poll(self, timeout: float, attempt: Callable[[], str | None]) -> None:
+        """Call `attempt` until it finds the broker ready (None; else it says what it saw, or
+        raises _GiveUp), the container stops, or `timeout` s pass."""
+        deadline = time.monotonic() + timeout
+        problem = "no answer yet"
+        while time.monotonic() < deadline:
+            self.get_wrapped_container().reload()
+            if self.get_wrapped_container().status not in ("created", "running"):
+                break
+            try:
+                found = attempt()
+            except _GiveUp as exc:
+                problem = str(exc)
+                break
+            if found is None:
+                return
+            problem = found
             time.sleep(0.1)
-        self._not_ready(bootstrap, problem)
+        self._not_ready(self.get_bootstrap_server(), problem)
 
     def _not_ready(self, bootstrap: str, problem: str) -> NoReturn:
         stdout, stderr = self.get_logs()
         raise TimeoutError(f"kcsim at {bootstrap} is not ready ({problem}); container log:\n"
                            + (stdout + stderr).decode(errors="replace")[-4000:])
+
+
+class _GiveUp(Exception):
+    """What a readiness attempt saw that waiting longer will not change."""
 
 
 # ApiVersions v0 (size, key 18, version 0, correlation id, client id): answered, before any
