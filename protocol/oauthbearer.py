@@ -152,7 +152,7 @@ def _to_map(split: str) -> dict[str, object]:
         raise _Invalid("malformed Base64 URL encoded value") from None
     try:
         node = json.loads(decoded)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # Jackson limits nesting too
         raise _Invalid("malformed JSON") from None
     if not isinstance(node, dict):
         return {}  # Jackson's fields() of a value that is not an object: none

@@ -5,6 +5,7 @@ session lifetimes the answers carry (KIP-368): a token's exp, connections.max.re
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -77,6 +78,7 @@ def _refused_with(auth, token: bytes) -> str:
     unsecured_jwt({"sub": "alice", "exp": NOW + 60}, signature="c2ln"),
     "e30.e30",  # two parts
     "not~base64.e30.",
+    "eyJhbGciOiJub25lIn0." + base64.b64encode(b"[" * 99_999).decode() + ".",  # nested deep
 ])
 def test_a_token_kafka_refuses_gets_invalid_token(jwt):
     assert json.loads(_refused_with(_authenticator(), oauth_token(jwt))) == {
