@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import re
 from typing import NamedTuple
 
@@ -151,7 +152,7 @@ def _to_map(split: str) -> dict[str, object]:
     except (binascii.Error, ValueError):
         raise _Invalid("malformed Base64 URL encoded value") from None
     try:
-        node = json.loads(decoded)
+        node = json.loads(decoded, parse_constant=_no_constant)
     except (ValueError, UnicodeDecodeError, RecursionError):  # Jackson limits nesting too
         raise _Invalid("malformed JSON") from None
     if not isinstance(node, dict):
@@ -159,10 +160,30 @@ def _to_map(split: str) -> dict[str, object]:
     return {key: _convert(value) for key, value in node.items()}
 
 
+def _no_constant(name: str) -> object:
+    """NaN and Infinity are not JSON, and Jackson refuses them as Kafka runs it."""
+    raise ValueError(f"{name} is not JSON")
+
+
+_LONG_MAX = 2**63 - 1
+
+
+def _ms(seconds: float) -> int:
+    """A claim's seconds as Kafka's ms: Math.round of a double, so at most Long.MAX_VALUE."""
+    ms = seconds * 1000.0
+    return _LONG_MAX if ms >= _LONG_MAX else round(ms)
+
+
 def _number(claims: dict[str, object], name: str) -> float | None:
+    """A numeric claim as Kafka reads it, a double (an integer too large for one: infinite)."""
     value = claims.get(name)
-    if value is None or isinstance(value, (int, float)):
-        return value
+    if value is None:
+        return None
+    if isinstance(value, (int, float)):
+        try:
+            return float(value)
+        except OverflowError:
+            return math.inf
     raise _Invalid(f"The '{name}' claim was not of type Number: {_java_type(value)}")
 
 
@@ -217,7 +238,7 @@ def validate(token: str, options: ValidatorOptions, now_ms: int) -> Token:
         if required not in scope:
             raise _Invalid(f"The provided scope ({sorted(scope)}) was missing a required scope "
                            f"({required})", scope="[" + ", ".join(options.required_scope) + "]")
-    return Token(principal, round(exp * 1000), claims)
+    return Token(principal, _ms(exp), claims)
 
 
 def _scope(claims: dict[str, object], name: str) -> set[str]:

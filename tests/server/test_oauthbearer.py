@@ -45,6 +45,12 @@ def test_an_unsecured_jwt_authenticates_its_subject_until_it_expires():
     assert auth.session_expires_ms == (NOW + 3600) * 1000
 
 
+def test_a_token_that_never_expires_is_a_session_as_long_as_kafkas_longest():
+    auth = _authenticator()
+    answer = _answer(AUTHENTICATE, 2, _login(auth, oauth_token(_jwt(exp=10**400))))
+    assert answer.error_code == 0 and answer.session_lifetime_ms == 2**63 - 1 - NOW_MS
+
+
 def test_the_principal_claim_and_the_clock_skew_are_settings():
     auth = _authenticator(sasl_oauthbearer_principal_claim="client_id",
                           sasl_oauthbearer_clock_skew_ms=5000)
@@ -78,6 +84,7 @@ def _refused_with(auth, token: bytes) -> str:
     unsecured_jwt({"sub": "alice", "exp": NOW + 60}, signature="c2ln"),
     "e30.e30",  # two parts
     "not~base64.e30.",
+    "eyJhbGciOiJub25lIn0." + base64.b64encode(b'{"sub":"a","exp":NaN}').decode() + ".",
     "eyJhbGciOiJub25lIn0." + base64.b64encode(b"[" * 99_999).decode() + ".",  # nested deep
 ])
 def test_a_token_kafka_refuses_gets_invalid_token(jwt):
