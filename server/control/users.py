@@ -2,7 +2,7 @@
 
 A SCRAM user is what AlterUserScramCredentials makes: a durable credential record (salt,
 StoredKey, ServerKey, iterations; never the password), applied to the broker's state and
-durable before the call returns, kept over a restart. A PLAIN user is a setting, as
+handed to the log as an answer's records are, kept over a restart. A PLAIN user is a setting, as
 `--sasl-plain-users` (Kafka's JAAS `user_NAME="PASSWORD"`): it lasts until the broker
 stops. Each takes effect at the next authentication; a connection already authenticated
 keeps its session.

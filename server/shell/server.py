@@ -132,18 +132,20 @@ class Server:
 
     def record(self, records: list[Record]) -> None:
         """Records made outside any request (a test control's SCRAM user): applied, and
-        durable before this returns (appended, and synced as the policy says, on this thread)."""
+        handed to the writer as an answer's are: written to the OS before this returns
+        (--fsync interval or never), or by the writer's next group commit (always)."""
         for record in records:
             self.state.apply(record)
-        writer = self._writer
-        if writer is None:
-            self._durable_now(records)
-        else:
-            try:
-                writer.commit_now(records)
-            except StorageError as exc:
-                self.fatal(exc)
-                raise
+        if not self._durable_now(records) and self._nursery is not None:
+            self._nursery.start_soon(self._commit, records)
+
+    async def _commit(self, records: list[Record]) -> None:
+        """The writer's group commit of records no answer waits for."""
+        assert self._writer is not None
+        try:
+            await self._writer.commit(records)
+        except StorageError as exc:
+            self.fatal(exc)
 
     async def _durable(self, records: list[Record]) -> None:
         """Return once records are durable: the group commit every answer goes through."""

@@ -74,3 +74,12 @@ async def test_users_over_http(kcsim_trio: Any) -> None:
     assert removed == {"name": "zoe", "removed": ["SCRAM-SHA-512"]}
     _, _, listed = await call(kcsim_trio, "GET", "/users")
     assert listed == {"users": {"yann": ["PLAIN"]}}
+
+
+def test_a_scram_user_is_logged_under_every_fsync_policy(kcsim_embedded_factory, tmp_path):
+    srv = kcsim_embedded_factory(**SASL, in_memory=False, data_dir=str(tmp_path / "data"),
+                                 fsync="always")
+    srv.add_user("zoe", "zoe-secret")
+    assert _scram_login(srv, "zoe", "zoe-secret") == 0
+    srv.restart()
+    assert _scram_login(srv, "zoe", "zoe-secret") == 0
