@@ -145,8 +145,9 @@ class RunContext:
     def server_cpu(self) -> int | None:
         return 0 if self.settings.pin else None
 
-    def kcsim(self, extra: list[str] | None = None) -> ServerProcess:
-        return servers.kcsim(extra, cpu=self.server_cpu)
+    def kcsim(self, extra: list[str] | None = None,
+              listeners: str | None = None) -> ServerProcess:
+        return servers.kcsim(extra, cpu=self.server_cpu, listeners=listeners)
 
     def floor(self, table: dict[int, bytes] | None = None) -> ServerProcess:
         return servers.floor(table, cpu=self.server_cpu)

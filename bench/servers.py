@@ -114,10 +114,14 @@ class ServerProcess:
         self.stop()  # stderr stays readable for error reports until garbage collection
 
 
-def kcsim(extra: list[str] | None = None, cpu: int | None = None) -> ServerProcess:
-    """An unstarted `kcsim serve` on a free port with a fresh data directory."""
+def kcsim(extra: list[str] | None = None, cpu: int | None = None,
+          listeners: str | None = None) -> ServerProcess:
+    """An unstarted `kcsim serve` on a free port (or on `listeners`, as --listeners takes
+    them) with a fresh data directory."""
     data = tempfile.mkdtemp(prefix="kcsim-bench-")
-    argv = [*KCSIM, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", data,
+    address = (["--listeners", listeners] if listeners is not None
+               else ["--host", "127.0.0.1", "--port", "0"])
+    argv = [*KCSIM, "serve", *address, "--data-dir", data,
             "--log-level", "WARNING", *(extra or [])]
     return ServerProcess("kcsim", argv, cleanup=[data], cpu=cpu)
 

@@ -29,6 +29,7 @@ from msgspec import Meta
 
 from kcsim.coordinator import ASSIGNORS, GroupConfig, TxnConfig, assignor_names
 from kcsim.coordinator.kafka_format import DEFAULT_PARTITIONS as DEFAULT_OFFSETS_PARTITIONS
+from kcsim.protocol.oauthbearer import parse_scope
 from kcsim.storage.compaction_policy import (
     DEFAULT_MIN_CLEANABLE_DIRTY_RATIO,
     DEFAULT_MIN_COMPACTION_LAG_MS,
@@ -49,7 +50,9 @@ class ConfigError(ValueError):
 
 INT32_MAX = 2**31 - 1
 DECLARED_EXTENSION_KEYS = (1000, 1001, 1002)
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")  # the mechanisms kcsim serves
+# The mechanisms kcsim serves, and those SASL listeners accept unless told.
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+DEFAULT_SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 _GROUP = GroupConfig()
 
 # Ranges follow the Kafka settings these mirror: INT settings stop at 2^31-1,
@@ -159,6 +162,11 @@ def mechanisms(text: str) -> tuple[str, ...]:
     return out
 
 
+def _valid_scope(text: str) -> bool:
+    parse_scope(text)
+    return True
+
+
 def plain_users(text: str) -> dict[str, str]:
     """`name:password,...` as a dict; ValueError for an entry without a name or password."""
     users: dict[str, str] = {}
@@ -228,9 +236,10 @@ class Config(msgspec.Struct, kw_only=True):
     )] = 10000
     sasl_enabled_mechanisms: Annotated[str, Meta(
         description="sasl.enabled.mechanisms: the SASL mechanisms SASL listeners accept, "
-                    "comma-separated, of " + ", ".join(SASL_MECHANISMS),
+                    "comma-separated, of " + ", ".join(SASL_MECHANISMS) + " (OAUTHBEARER: "
+                    "unsecured JWTs, as Kafka's default validator takes them)",
         extra=_checked("mechanisms, comma-separated", _valid_mechanisms),
-    )] = ",".join(SASL_MECHANISMS)
+    )] = ",".join(DEFAULT_SASL_MECHANISMS)
     sasl_plain_users: Annotated[str | None, Meta(
         description="the users SASL/PLAIN accepts, name:password,... (Kafka's JAAS "
                     "user_NAME=\"PASSWORD\" of PlainLoginModule; SCRAM users are records, "
@@ -240,6 +249,25 @@ class Config(msgspec.Struct, kw_only=True):
     sasl_server_max_receive_size: Annotated[Positive32, Meta(
         description="sasl.server.max.receive.size: the largest frame a connection may send "
                     "before it has authenticated (larger: the connection is closed)")] = 524288
+    sasl_oauthbearer_principal_claim: Annotated[NonEmpty, Meta(
+        description="the JWT claim OAUTHBEARER takes the principal from (the unsecured "
+                    "validator's unsecuredValidatorPrincipalClaimName)")] = "sub"
+    sasl_oauthbearer_scope_claim: Annotated[NonEmpty, Meta(
+        description="the JWT claim holding the token's scope "
+                    "(unsecuredValidatorScopeClaimName)")] = "scope"
+    sasl_oauthbearer_required_scope: Annotated[str | None, Meta(
+        description="space-separated scope every OAUTHBEARER token must hold "
+                    "(unsecuredValidatorRequiredScope)",
+        extra=_checked("scope items, space-separated", _valid_scope),
+    )] = None
+    sasl_oauthbearer_clock_skew_ms: Annotated[Int32, Meta(
+        description="clock skew allowed when checking a token's exp and iat against the "
+                    "broker's clock (unsecuredValidatorAllowableClockSkewMs)")] = 0
+    connections_max_reauth_ms: Annotated[Millis, Meta(
+        description="connections.max.reauth.ms: a SASL session lasts at most this long "
+                    "(and an OAUTHBEARER one no longer than its token) on the broker's clock: "
+                    "the client re-authenticates, or its connection is closed at its next "
+                    "request; 0: sessions never expire, but OAUTHBEARER tokens do")] = 0
     connection_failed_authentication_delay_ms: Annotated[Millis, Meta(
         description="connection.failed.authentication.delay.ms: how long a connection that "
                     "failed to authenticate waits, on the real clock, before its answer is sent "

@@ -3,12 +3,15 @@
 A container's health check. An open port proves little (docker-proxy accepts on a
 published port before anything listens behind it), so each listener is sent an
 ApiVersions request, found from the same settings `kcsim serve` reads, and must
-answer it without error.
+answer it without error. An SSL or SASL_SSL listener is probed over TLS (its certificate not
+checked: this asks whether the broker serves, not whom to trust); a SASL listener answers
+ApiVersions before authentication, as Kafka's does.
 """
 
 from __future__ import annotations
 
 import socket
+import ssl
 import struct
 from typing import TYPE_CHECKING
 
@@ -23,6 +26,8 @@ from kcsim.protocol.headers import (
     response_header_version,
 )
 
+from .listeners import TLS_PROTOCOLS
+
 if TYPE_CHECKING:
     from .config import Config
 
@@ -35,8 +40,9 @@ class Unhealthy(Exception):
     """The listener did not answer ApiVersions as a broker does."""
 
 
-def probe(host: str, port: int, timeout: float) -> None:
-    """One ApiVersions round trip to host:port; raises Unhealthy saying what went wrong."""
+def probe(host: str, port: int, timeout: float, *, tls: bool = False) -> None:
+    """One ApiVersions round trip to host:port (over TLS with `tls`); raises Unhealthy saying
+    what went wrong."""
     api = APIS[API_VERSIONS_KEY]
     header = encode_request_header(
         RequestHeader(API_VERSIONS_KEY, _VERSION, _CORRELATION_ID, "kcsim-health"),
@@ -44,7 +50,8 @@ def probe(host: str, port: int, timeout: float) -> None:
     body = codec(API_VERSIONS_KEY, "request").encode(
         codec(API_VERSIONS_KEY, "request").cls(), _VERSION)
     try:
-        with socket.create_connection((host, port), timeout=timeout) as sock:
+        with socket.create_connection((host, port), timeout=timeout) as plain, \
+                _wrap(plain, tls) as sock:
             sock.sendall(_SIZE.pack(len(header) + len(body)) + header + body)
             (size,) = _SIZE.unpack(_receive(sock, 4))
             frame = _receive(sock, size)
@@ -59,6 +66,15 @@ def probe(host: str, port: int, timeout: float) -> None:
         raise Unhealthy(f"answered correlation id {correlation_id}, not {_CORRELATION_ID}")
     if response.error_code != 0:
         raise Unhealthy(f"ApiVersions answered error {response.error_code}")
+
+
+def _wrap(sock: socket.socket, tls: bool) -> socket.socket:
+    if not tls:
+        return sock
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context.wrap_socket(sock)
 
 
 def _receive(sock: socket.socket, n: int) -> bytes:
@@ -81,7 +97,7 @@ def check(config: Config, timeout: float) -> list[tuple[str, str | None]]:
             results.append((where, "port 0 is picked at start: nothing to check"))
             continue
         try:
-            probe(host, plan.port, timeout)
+            probe(host, plan.port, timeout, tls=plan.protocol in TLS_PROTOCOLS)
         except Unhealthy as exc:
             results.append((where, str(exc)))
         else:

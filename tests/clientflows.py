@@ -33,17 +33,20 @@ def payloads(topic: str) -> list[bytes]:
     return [f"{topic}-{i}".encode() for i in range(MESSAGES)]
 
 
-def confluent_flow(bootstrap: str, topic: str, group: str) -> Seen:
+def confluent_flow(bootstrap: str, topic: str, group: str,
+                   settings: dict[str, str] | None = None) -> Seen:
+    """`settings`: more client settings (a secured listener's)."""
     from confluent_kafka import Consumer, Producer, TopicPartition
     from confluent_kafka.admin import AdminClient
 
-    metadata = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=TIMEOUT_S)
+    common = {"bootstrap.servers": bootstrap, **(settings or {})}
+    metadata = AdminClient(common).list_topics(timeout=TIMEOUT_S)
     brokers = [(b.host, b.port) for b in metadata.brokers.values()]
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    producer = Producer({**common, "linger.ms": 0})
     for value in payloads(topic):
         producer.produce(topic, value)
     assert producer.flush(TIMEOUT_S) == 0, "messages left unsent"
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+    consumer = Consumer({**common, "group.id": group,
                          "auto.offset.reset": "earliest", "enable.auto.commit": False})
     try:
         consumer.subscribe([topic])

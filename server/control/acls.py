@@ -87,8 +87,6 @@ class AclControl:
         server = self._server()
         state = server.state
         if (acl in state.acls) != present:
-            record = acl_record(acl, server.now_ms() if present else None)
-            state.apply(record)
-            server.write([record])
+            server.record([acl_record(acl, server.now_ms() if present else None)])
             return acl_view(acl) if present else True
         return acl_view(acl) if present else False

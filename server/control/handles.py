@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import trio
 
 from .acls import AclControl
+from .users import Users
 from .views import group_view, paused_view
 from .waits import (
     DEFAULT_TIMEOUT_S,
@@ -170,6 +171,28 @@ class Controls:
         if tls is None:
             raise RuntimeError("the kcsim server has no SSL listener")
         return tls.issue_client_cert(common_name, organization)
+
+    # -- SASL users -------------------------------------------------------------------
+
+    def _users(self) -> Users:
+        server = self._server()
+        return Users(server.broker.sasl_plain_users, server.state.scram_credentials,
+                     server.record)
+
+    def add_user(self, name: str, password: str, mechanism: str = "SCRAM-SHA-512",
+                 iterations: int = 4096) -> None:
+        """Make `name` a SASL user of `mechanism` (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)
+        with `password`: a SCRAM user is a durable credential record, as
+        AlterUserScramCredentials makes it; a PLAIN user lasts until the broker stops."""
+        self._call(lambda: self._users().add(name, password, mechanism, iterations))
+
+    def remove_user(self, name: str, mechanism: str | None = None) -> list[str]:
+        """Remove `name`'s `mechanism` (None: all it has); returns the mechanisms removed."""
+        return self._call(lambda: self._users().remove(name, mechanism))
+
+    def users(self) -> dict[str, list[str]]:
+        """Every SASL user, with the mechanisms it may authenticate with."""
+        return self._call(lambda: self._users().list())
 
     def clear_requests(self) -> None:
         self._call(lambda: self._server().broker.request_log.clear())

@@ -123,6 +123,7 @@ class Endpoints:
             route("/state/paused", GET=self.state_paused),
             route("/log-maintenance", POST=self.log_maintenance),
             route("/acls", GET=self.acls_list, POST=self.acls_add, DELETE=self.acls_remove),
+            route("/users", GET=self.users_list, POST=self.users_add, DELETE=self.users_remove),
         ]
 
     async def index(self, request: Request) -> Any:
@@ -291,6 +292,30 @@ class Endpoints:
                   for topic, partitions in self.controls.paused(g).items()
                   for p in partitions]
         return {"paused": paused}
+
+    # -- SASL users -------------------------------------------------------------------
+
+    async def users_list(self, request: Request) -> Any:
+        return {"users": self.controls.users()}
+
+    async def users_add(self, request: Request) -> Any:
+        body = request.json()
+        _fields(body, ("name", "password", "mechanism", "iterations"), "POST /users")
+        name, password = _required(body, "name"), _required(body, "password")
+        mechanism, iterations = body.get("mechanism", "SCRAM-SHA-512"), body.get("iterations", 4096)
+        for field, value, kind in (("name", name, str), ("password", password, str),
+                                   ("mechanism", mechanism, str), ("iterations", iterations, int)):
+            if isinstance(value, bool) or not isinstance(value, kind):
+                raise ValueError(f"{field}: expected {'text' if kind is str else 'a number'}, "
+                                 f"got {value!r}")
+        self.controls.add_user(name, password, mechanism, iterations)
+        return {"users": self.controls.users()}
+
+    async def users_remove(self, request: Request) -> Any:
+        body = request.json()
+        _fields(body, ("name", "mechanism"), "DELETE /users")
+        name = _required(body, "name")
+        return {"name": name, "removed": self.controls.remove_user(name, body.get("mechanism"))}
 
     # -- retention and the log cleaner --------------------------------------------------
 

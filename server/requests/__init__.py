@@ -10,15 +10,17 @@ are in `plans`; Kafka-shaped error answers for every API are the protocol's
 (`kcsim.protocol.error_answers`).
 
 Before a connection on a SASL listener has authenticated, its frames go to its
-`Authenticator` (`authenticator`, made by `start_authentication`) instead.
+`Authenticator` (`authenticator`, made by `start_authentication`) instead; an authenticated
+connection whose session expires (KIP-368) is served through its `Session`, which takes its
+re-authentications and closes it once expired.
 
 This module is the face the shell imports; the rest of the room is its own.
 """
 
-from .authenticator import Close
+from .authenticator import Close, Session
 from .authenticator import start as start_authentication
 from .context import Peer
 from .dispatcher import Dispatcher, ProtocolViolation
 from .reply import Answer, Reply, withdraw
 
-__all__ = ["Answer", "Close", "Dispatcher", "Peer", "ProtocolViolation", "Reply", "start_authentication", "withdraw"]
+__all__ = ["Answer", "Close", "Dispatcher", "Peer", "ProtocolViolation", "Reply", "Session", "start_authentication", "withdraw"]

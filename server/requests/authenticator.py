@@ -19,6 +19,14 @@ SaslHandshake v0 is Kafka's legacy flow, still served by Kafka 4.4: the mechanis
 then go unframed (each a size-prefixed token, answered the same way) instead of in
 SaslAuthenticate requests. An ApiVersions of a version not served is answered (v0,
 UNSUPPORTED_VERSION) and leaves the state as it was, so the client can try again.
+
+Re-authentication (KIP-368): where a session expires (`--connections-max-reauth-ms`, or a
+credential that expires, an OAUTHBEARER token's `exp`), the authenticated connection is
+served through its `Session`, which closes it at its first request after the expiry, as
+Kafka's SocketServer does, and takes a SaslHandshake as the start of a re-authentication
+(at most one a second): a new `Authenticator` for the previous mechanism and principal
+answers it and the SaslAuthenticate requests after it, and the session is renewed once it
+completes. Changing mechanism or principal fails it, in Kafka's words.
 """
 
 from __future__ import annotations
@@ -27,6 +35,8 @@ import enum
 import logging
 import struct
 from typing import TYPE_CHECKING, NamedTuple
+
+import trio
 
 from kcsim.protocol.codecs import response_class
 from kcsim.protocol.error_answers import NoErrorAnswer, error_answer
@@ -43,10 +53,13 @@ from .sasl_mechanisms import Failed
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from kcsim.protocol.oauthbearer import ValidatorOptions
+
     from ..state.scram_credentials import ScramCredentials
     from .context import Peer
     from .dispatcher import Dispatcher
     from .plans import Plan
+    from .reply import Answer
 
 log = logging.getLogger("kcsim.server")
 
@@ -66,6 +79,7 @@ class State(enum.Enum):
     TOKENS = "tokens"  # SaslHandshake v0: the tokens come unframed
     COMPLETE = "complete"
     FAILED = "failed"
+    BAD_MECHANISM = "re-authentication with another mechanism"  # Kafka's REAUTH_BAD_MECHANISM
 
 
 class Event(enum.Enum):
@@ -103,6 +117,7 @@ ACCEPTS: dict[State, dict[Event, State]] = {
     State.TOKENS: {Event.TOKEN: State.TOKENS},
     State.COMPLETE: {},
     State.FAILED: {},
+    State.BAD_MECHANISM: {},
 }
 _UNEXPECTED = Refusal(False, Close.AFTER_DELAY, "unexpected {event} during SASL handshake")
 _MALFORMED = Refusal(False, Close.AT_ONCE, "malformed request during SASL authentication")
@@ -124,6 +139,10 @@ REFUSED: dict[State, dict[Event | None, Refusal]] = {
     State.TOKENS: {None: _MALFORMED},
     State.COMPLETE: {None: _MALFORMED},
     State.FAILED: {None: _MALFORMED},
+    # Kafka fails the frame after the handshake, whatever it is, without an answer.
+    State.BAD_MECHANISM: {None: Refusal(False, Close.AFTER_DELAY, "SASL mechanism '{wanted}' "
+                                        "requested by client is not supported for "
+                                        "re-authentication of mechanism '{mechanism}'")},
 }
 
 
@@ -135,31 +154,48 @@ class Step(NamedTuple):
     reason: str = ""  # why it closes, for one log line
 
 
-def failed_message(mechanism: str) -> str:
+def failed_message(mechanism: str, reauthenticating: bool = False) -> str:
     """Kafka's answer to a failure it does not explain (unknown user, wrong proof)."""
-    return ("Authentication failed during authentication due to invalid credentials with "
+    during = "re-authentication" if reauthenticating else "authentication"
+    return (f"Authentication failed during {during} due to invalid credentials with "
             f"SASL mechanism {mechanism}")
+
+
+class Previous(NamedTuple):
+    """What a re-authentication must keep: the mechanism and the principal."""
+
+    mechanism: str
+    principal: str
 
 
 class Authenticator:
     """One connection's SASL exchange (see the module's doc)."""
 
     def __init__(self, dispatcher: Dispatcher, peer: Peer, enabled: Sequence[str],
-                 plain_users: Mapping[str, str], credentials: ScramCredentials) -> None:
+                 plain_users: Mapping[str, str], credentials: ScramCredentials,
+                 oauth: ValidatorOptions, max_reauth_ms: int = 0,
+                 previous: Previous | None = None) -> None:
         self._dispatcher = dispatcher
         self._peer = peer
         self.enabled = list(enabled)
         self._plain_users = plain_users
         self._credentials = credentials
-        self.state = State.INITIAL
+        self._oauth = oauth
+        self._max_reauth_ms = max_reauth_ms  # 0: sessions last as long as their credential
+        self._previous = previous  # set when re-authenticating
+        # A re-authentication starts with the SaslHandshake, as Kafka's REAUTH_PROCESS_HANDSHAKE.
+        self.state = State.INITIAL if previous is None else State.HANDSHAKE
         self.mechanism_name = ""
         self._mechanism: sasl_mechanisms.Mechanism | None = None
+        self._bad_mechanism = ""
         self.principal: str | None = None  # `User:name` once COMPLETE
+        self.session_lifetime_ms = 0  # as the last SaslAuthenticate answer says it
+        self.session_expires_ms: int | None = None  # on the broker's clock; None: never
 
     def receive(self, frame: bytes, now_ms: int) -> Step:
         state = self.state
         if state is State.TOKENS:
-            return self._token(frame)
+            return self._token(frame, now_ms)
         event, version, plan = self._classify(frame)
         after = ACCEPTS[state].get(event)
         if after is None:
@@ -214,7 +250,8 @@ class Authenticator:
         rules = REFUSED[self.state]
         refusal = rules.get(event) or rules[None]
         name = plan.name if plan is not None else event.value
-        reason = refusal.reason.format(event=name)
+        reason = refusal.reason.format(event=name, wanted=self._bad_mechanism,
+                                       mechanism=self.mechanism_name)
         self.state = State.FAILED
         if not refusal.answer or plan is None:
             return Step(None, refusal.close, reason)
@@ -248,9 +285,14 @@ class Authenticator:
         if not known:
             self.state = State.FAILED
             return Step(answer, Close.AFTER_DELAY, f"unsupported SASL mechanism {mechanism!r}")
+        previous = self._previous
+        if previous is not None and mechanism != previous.mechanism:
+            self.state, self._bad_mechanism = State.BAD_MECHANISM, mechanism
+            self.mechanism_name = previous.mechanism
+            return Step(answer)
         self.mechanism_name = mechanism
         self._mechanism = sasl_mechanisms.start(mechanism, self._plain_users,
-                                                self._credentials)
+                                                self._credentials, self._oauth)
         self.state = after
         return Step(answer)
 
@@ -258,15 +300,18 @@ class Authenticator:
                       request: object, now_ms: int) -> Step:
         token = getattr(request, "auth_bytes", b"")
         try:
-            out = self._evaluate(token)
+            out = self._evaluate(token, now_ms)
         except Failed as exc:
+            if not exc.answered:
+                return Step(None, Close.AT_ONCE, self._failed(exc))
             response = SaslAuthenticateResponse(
                 error_code=ErrorCode.SASL_AUTHENTICATION_FAILED,
-                error_message=exc.client_message or failed_message(self.mechanism_name))
-            step = Step(None, Close.AFTER_DELAY, f"SASL/{self.mechanism_name} authentication "
-                        f"failed: {exc}")
+                error_message=exc.client_message or failed_message(
+                    self.mechanism_name, self._previous is not None))
+            step = Step(None, Close.AFTER_DELAY, self._failed(exc))
         else:
-            response = SaslAuthenticateResponse(auth_bytes=out)
+            response = SaslAuthenticateResponse(auth_bytes=out,
+                                                session_lifetime_ms=self.session_lifetime_ms)
             step = Step(None)
         answer = self._dispatcher.encode_response(plan, correlation_id, response)
         # The log keeps no token (a PLAIN token holds the password): only who sent it.
@@ -274,31 +319,120 @@ class Authenticator:
                                       RequestDigest(client_id, (), ()), answer)
         return step._replace(answer=answer)
 
-    def _token(self, token: bytes) -> Step:
+    def _token(self, token: bytes, now_ms: int) -> Step:
         """A token of the legacy flow: answered by the mechanism's token, unframed."""
         try:
-            out = self._evaluate(token)
+            out = self._evaluate(token, now_ms)
         except Failed as exc:
-            return Step(None, Close.AFTER_DELAY,
-                        f"SASL/{self.mechanism_name} authentication failed: {exc}")
+            return Step(None, Close.AFTER_DELAY if exc.answered else Close.AT_ONCE,
+                        self._failed(exc))
         return Step(_SIZE.pack(len(out)) + out)
 
-    def _evaluate(self, token: bytes) -> bytes:
+    def _failed(self, exc: Failed) -> str:
+        during = "re-authentication" if self._previous is not None else "authentication"
+        return f"SASL/{self.mechanism_name} {during} failed: {exc}"
+
+    def _evaluate(self, token: bytes, now_ms: int) -> bytes:
         mechanism = self._mechanism
         assert mechanism is not None
         try:
-            out = mechanism.step(token)
+            out = mechanism.step(token, now_ms)
+            if mechanism.complete:
+                self._complete(mechanism, now_ms)
         except Failed:
             self.state = State.FAILED
             raise
-        if mechanism.complete:
-            self.state = State.COMPLETE
-            self.principal = f"User:{mechanism.user}"
         return out
 
+    def _complete(self, mechanism: sasl_mechanisms.Mechanism, now_ms: int) -> None:
+        """The mechanism is done: the principal (the previous one, if re-authenticating) and
+        how long the session lasts, as Kafka's ReauthInfo works it out."""
+        principal = f"User:{mechanism.user}"
+        previous = self._previous
+        if previous is not None and principal != previous.principal:
+            raise Failed(f"principal {principal} is not {previous.principal}",
+                         "Cannot change principals during re-authentication from "
+                         f"{_dotted(previous.principal)}: {_dotted(principal)}")
+        self.state = State.COMPLETE
+        self.principal = principal
+        credential_ms, max_reauth_ms = mechanism.lifetime_ms, self._max_reauth_ms
+        if credential_ms is None and not max_reauth_ms:
+            return
+        lifetime = (max_reauth_ms if credential_ms is None
+                    else credential_ms - now_ms if not max_reauth_ms
+                    else min(credential_ms - now_ms, max_reauth_ms))
+        self.session_lifetime_ms = max(lifetime, 0)
+        self.session_expires_ms = now_ms + self.session_lifetime_ms
 
-def start(dispatcher: Dispatcher, peer: Peer) -> Authenticator:
-    """The SASL exchange of a new connection on a SASL listener: it answers the
-    connection's frames until it has authenticated."""
+
+
+def _dotted(principal: str) -> str:
+    """`User:alice` as Kafka's message writes it: `User.alice`."""
+    kind, _, name = principal.partition(":")
+    return f"{kind}.{name}"
+
+
+def start(dispatcher: Dispatcher, peer: Peer, previous: Previous | None = None) -> Authenticator:
+    """The SASL exchange of a new connection on a SASL listener (or, with `previous`, of
+    an authenticated one re-authenticating): it answers the connection's frames until it
+    has authenticated."""
     return Authenticator(dispatcher, peer, dispatcher.sasl_mechanisms,
-                         dispatcher.sasl_plain_users, dispatcher.state.scram_credentials)
+                         dispatcher.sasl_plain_users, dispatcher.state.scram_credentials,
+                         dispatcher.oauthbearer_options, dispatcher.config.connections_max_reauth_ms,
+                         previous)
+
+
+class Session:
+    """An authenticated connection whose session expires: its frames go through `process`
+    (see the module's doc), the rest to the dispatcher."""
+
+    def __init__(self, dispatcher: Dispatcher, authenticator: Authenticator) -> None:
+        assert authenticator.principal is not None and authenticator.session_expires_ms is not None
+        self._dispatcher = dispatcher
+        self._previous = Previous(authenticator.mechanism_name, authenticator.principal)
+        self.expires_ms = authenticator.session_expires_ms
+        self._reauth: Authenticator | None = None
+        self._started_ms: int | None = None  # when the last re-authentication began
+        self._delay_s = dispatcher.config.connection_failed_authentication_delay_ms / 1000
+
+    def process(self, frame: bytes | memoryview, peer: Peer, now_ms: int) -> Answer:
+        reauth = self._reauth
+        if reauth is not None:
+            return self._reauthenticating(reauth, frame, peer, now_ms)
+        if (len(frame) >= 2 and frame[0] == 0 and frame[1] == SASL_HANDSHAKE_KEY
+                and (self._started_ms is None or now_ms - self._started_ms >= _MIN_REAUTH_MS)):
+            self._started_ms = now_ms
+            self._reauth = start(self._dispatcher, peer, self._previous)
+            return self._reauthenticating(self._reauth, frame, peer, now_ms)
+        if now_ms > self.expires_ms:
+            log.info("closing connection %d from %s: its SASL session (%s) expired %d ms ago",
+                     peer.id, peer.host, self._previous.principal, now_ms - self.expires_ms)
+            return Reply(None, close=True)
+        return self._dispatcher.process(frame, peer, now_ms)
+
+    def _reauthenticating(self, reauth: Authenticator, frame: bytes | memoryview, peer: Peer,
+                          now_ms: int) -> Answer:
+        step = reauth.receive(bytes(frame), now_ms)
+        if step.close is not None:
+            log.info("closing connection %d from %s on SASL listener %s: %s", peer.id, peer.host,
+                     peer.listener.name, step.reason)
+            if step.close is Close.AFTER_DELAY and self._delay_s:
+                return Reply(None, pending=self._after_delay(step.answer))
+            return Reply(step.answer, close=True)
+        if reauth.state is State.COMPLETE:
+            self._reauth = None
+            # Re-authenticating keeps an expiry: the setting, or the credential's, is still there.
+            assert reauth.session_expires_ms is not None
+            self.expires_ms = reauth.session_expires_ms
+            log.debug("connection %d from %s re-authenticated as %s, session for %d ms", peer.id,
+                      peer.host, reauth.principal, reauth.session_lifetime_ms)
+        return step.answer
+
+    async def _after_delay(self, answer: bytes | bytearray | None) -> Answer:
+        """As Kafka ends a connection that failed to authenticate: after the delay (real
+        time), the answer, if any, then the close."""
+        await trio.sleep(self._delay_s)
+        return Reply(answer, close=True)
+
+
+_MIN_REAUTH_MS = 1000  # Kafka's KafkaChannel: a re-authentication at most once a second

@@ -33,6 +33,7 @@ from kcsim.protocol.error_answers import NoErrorAnswer, error_answer
 from kcsim.protocol.errors import ErrorCode
 from kcsim.protocol.headers import API_VERSIONS_KEY, read_client_id
 from kcsim.protocol.named_groups import groups_of
+from kcsim.protocol.oauthbearer import ValidatorOptions, parse_scope
 from kcsim.protocol.primitives import DecodeError
 
 from ..config import mechanisms, plain_users
@@ -105,6 +106,11 @@ class Dispatcher:
                                  if config.sasl_plain_users else {})
         # `--authorizer`: each request is checked (`access.py`) before its handler runs.
         self.authorizer = state.authorizer
+        self.oauthbearer_options = ValidatorOptions(
+            config.sasl_oauthbearer_principal_claim.strip(),
+            config.sasl_oauthbearer_scope_claim.strip(),
+            parse_scope(config.sasl_oauthbearer_required_scope or ""),
+            config.sasl_oauthbearer_clock_skew_ms)
 
     @property
     def offsets_activation(self) -> Activation | None:

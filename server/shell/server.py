@@ -24,7 +24,6 @@ mutes its channel) instead of growing the server's memory.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import logging
 import os
@@ -37,7 +36,15 @@ from kcsim.storage import StorageError
 
 from ..listeners import SASL_PROTOCOLS, TLS_PROTOCOLS
 from ..maintenance import LogMaintenance
-from ..requests import Close, Peer, ProtocolViolation, Reply, start_authentication, withdraw
+from ..requests import (
+    Close,
+    Peer,
+    ProtocolViolation,
+    Reply,
+    Session,
+    start_authentication,
+    withdraw,
+)
 from ..tls import ANONYMOUS
 from . import reactor as reactor_mod
 from .socket_io import RECV_BYTES as _RECV
@@ -123,15 +130,22 @@ class Server:
             self.fatal(exc)
             raise ConnectionAbort(f"storage failed: {exc}") from None
 
-    def write(self, records: list[Record]) -> None:
-        """Make records a test control applied durable, without waiting for them (under
-        fsync policy `always`, a task waits for the group commit)."""
-        if records and not self._durable_now(records):
-            trio.lowlevel.spawn_system_task(self._durable_quietly, records)
+    def record(self, records: list[Record]) -> None:
+        """Records made outside any request (a test control's SCRAM user): applied, and
+        handed to the writer as an answer's are: written to the OS before this returns
+        (--fsync interval or never), or by the writer's next group commit (always)."""
+        for record in records:
+            self.state.apply(record)
+        if not self._durable_now(records) and self._nursery is not None:
+            self._nursery.start_soon(self._commit, records)
 
-    async def _durable_quietly(self, records: list[Record]) -> None:
-        with contextlib.suppress(ConnectionAbort):  # a storage failure stopped the broker
-            await self._durable(records)
+    async def _commit(self, records: list[Record]) -> None:
+        """The writer's group commit of records no answer waits for."""
+        assert self._writer is not None
+        try:
+            await self._writer.commit(records)
+        except StorageError as exc:
+            self.fatal(exc)
 
     async def _durable(self, records: list[Record]) -> None:
         """Return once records are durable: the group commit every answer goes through."""
@@ -323,7 +337,8 @@ class Server:
                     carry = authenticated
                 if principal != ANONYMOUS and self.broker.keeps_log:
                     self.broker.request_log.connected(conn.id, principal)
-                if self.reactor is not None and isinstance(sock, DirectSocket) and not carry:
+                if (self.reactor is not None and isinstance(sock, DirectSocket) and not carry
+                        and conn.session is None):
                     await self._serve_parked(sock, conn)
                 else:
                     await self._serve_stream(sock, conn, carry)
@@ -381,6 +396,8 @@ class Server:
                     await sock.send_all(step.answer)
                 if authenticator.principal is not None:
                     conn.principal = authenticator.principal
+                    if authenticator.session_expires_ms is not None:
+                        conn.session = Session(self.broker, authenticator)
                     log.debug("connection %d from %s authenticated as %s with SASL/%s",
                               conn.id, conn.host, conn.principal, authenticator.mechanism_name)
                     return data
@@ -531,7 +548,8 @@ class Server:
         the answers that are only a frame (the usual case). Returns a Reply that needs more
         (`_take`), or None: no complete frame left, a protocol violation (`batch.violation`),
         or UNSENT_BOUND bytes of answers built and not sent."""
-        process = self.broker.process
+        session = conn.session  # a SASL session that expires: it sees each frame first
+        process = self.broker.process if session is None else session.process
         max_frame = self.config.max_frame_bytes
         now = batch.now
         out = batch.out
@@ -619,7 +637,7 @@ class Server:
             batch.violation = None  # its traceback holds this frame: no cycle through it
             raise violation
         if batch.close:
-            raise ConnectionAbort("a fault rule closes it")
+            raise ConnectionAbort("its answer closes it (a fault rule, an expired session)")
 
     async def _flush(self, stream: DirectSocket | TlsStream, batch: _Batch) -> None:
         """Make the batch's records durable (one group commit), then answer in order."""
@@ -682,7 +700,7 @@ class _Connection(Peer):
     """A connection as the broker sees it (host, number) and what the idle reaper knows."""
 
     __slots__ = ("batch", "carry", "handoff", "lot", "quiet_since", "received", "scope", "seen",
-                 "waiting")
+                 "session", "waiting")
 
     def __init__(self, host: str, connection_id: int, listener: Listener, now: float,
                  principal: str) -> None:
@@ -692,6 +710,7 @@ class _Connection(Peer):
         self.seen = 0  # `received` when the reaper last saw it change
         self.quiet_since = now
         self.waiting = False  # a request is waiting for its answer: not idle
+        self.session: Session | None = None  # a SASL session that expires (re-authentication)
         # While the reactor serves it (`reactor`): its batch, the incomplete frame carried
         # over, where its task parks, and what the reactor hands the task.
         self.batch = _Batch()

@@ -166,6 +166,17 @@ def kafka_streams_jars(version: str) -> list[Path]:
         ("org.apache.logging.log4j", "log4j-slf4j-impl", LOG4J_VERSION)])
 
 
+JACKSON = "2.21.7"  # what Kafka 4.4 is built with
+
+
+def kafka_clients_oauth_jars(version: str) -> list[Path]:
+    """kafka-clients `version` with jackson-databind, which its OAUTHBEARER login needs (an
+    optional dependency: an application using OAUTHBEARER adds it)."""
+    return maven_jars(CACHE / "kafka-clients-oauth" / version,
+                      [("org.apache.kafka", "kafka-clients", version),
+                       ("com.fasterxml.jackson.core", "jackson-databind", JACKSON)])
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

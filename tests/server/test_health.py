@@ -74,3 +74,15 @@ def test_settings_that_do_not_fit_exit_2():
     proc = health("--listeners", "nonsense")
     assert proc.returncode == 2
     assert proc.stderr == "kcsim: --listeners nonsense: 'nonsense' is not NAME://host:port\n"
+
+
+def test_secured_listeners_are_probed_over_tls(kcsim_embedded_factory):
+    srv = kcsim_embedded_factory(listeners="SASL_SSL://127.0.0.1:0,SSL://127.0.0.1:0,"
+                                           "SASL_PLAINTEXT://127.0.0.1:0")
+    ports = {name: srv.bootstrap_of(name).rsplit(":", 1)[1]
+             for name in ("SASL_SSL", "SSL", "SASL_PLAINTEXT")}
+    listeners = ",".join(f"{name}://127.0.0.1:{port}" for name, port in ports.items())
+    proc = health("--listeners", listeners)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines() == [f"{name} on 127.0.0.1:{port}: ok"
+                                        for name, port in ports.items()]

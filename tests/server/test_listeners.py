@@ -135,12 +135,12 @@ def test_serve_refuses_a_sasl_mechanism_it_cannot_speak_with_status_2():
     clean = {k: v for k, v in os.environ.items() if not k.startswith("KCSIM_")}
     proc = subprocess.run([sys.executable, "-m", "kcsim", "serve", "--in-memory",
                            "--listeners", "SASL_SSL://127.0.0.1:0",
-                           "--sasl-enabled-mechanisms", "PLAIN,OAUTHBEARER"],
+                           "--sasl-enabled-mechanisms", "PLAIN,GSSAPI"],
                           capture_output=True, text=True, timeout=30, env=clean)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith(
-        "kcsim: --sasl-enabled-mechanisms PLAIN,OAUTHBEARER: OAUTHBEARER: kcsim serves the SASL "
-        "mechanisms PLAIN, SCRAM-SHA-256, SCRAM-SHA-512")
+        "kcsim: --sasl-enabled-mechanisms PLAIN,GSSAPI: GSSAPI: kcsim serves the SASL "
+        "mechanisms PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER")
 
 
 # -- on the wire: each listener answers with its own advertised address ----------------------

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.oracle.kafka import KafkaUnavailable, kafka_clients_jars
+from tests.oracle.kafka import KafkaUnavailable, kafka_clients_jars, kafka_clients_oauth_jars
 
 REPO = Path(__file__).resolve().parents[3]
 SOURCES = Path(__file__).resolve().parent / "java"
@@ -73,6 +73,14 @@ def jars(version: str = WHEEL_CLIENT) -> list[Path]:
         return kafka_clients_jars(version)
     except KafkaUnavailable as exc:
         pytest.skip(f"kafka-clients {version} unavailable: {exc}")
+
+
+def oauth_classpath(version: str = MAVEN_CLIENT) -> str:
+    """The test sources on kafka-clients `version` with jackson-databind, for OAUTHBEARER."""
+    try:
+        return classpath(libs=kafka_clients_oauth_jars(version))
+    except KafkaUnavailable as exc:
+        pytest.skip(f"kafka-clients {version} with jackson unavailable: {exc}")
 
 
 def _wheel_jars() -> list[Path]:

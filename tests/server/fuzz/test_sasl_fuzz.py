@@ -12,7 +12,7 @@ import socket
 from kcsim.protocol.codecs import request_class
 
 from ..rawkafka import api_versions_frame, request_frame
-from ..saslkit import ScramClient, plain_token
+from ..saslkit import ScramClient, oauth_token, plain_token, unsecured_jwt
 from .frames import Seed
 from .harness import exchange
 from .mutate import Mutator
@@ -21,6 +21,10 @@ HANDSHAKE, AUTHENTICATE, METADATA = 17, 36, 3
 CONNECTIONS = 600
 SEED = 3677
 EXCHANGE_APIS = {"ApiVersions", "SaslHandshake", "SaslAuthenticate"}
+# OAUTHBEARER tokens no mutation is likely to make valid: signed, or without an algorithm.
+_SIGNED = oauth_token(unsecured_jwt({"sub": "alice", "exp": 4102444800},
+                                    header={"alg": "RS256"}, signature="c2lnbmF0dXJl"))
+_NO_ALG = oauth_token(unsecured_jwt({"sub": "alice", "exp": 4102444800}, header={"typ": "JWT"}))
 
 
 def _handshake(mechanism: str, version: int = 1) -> bytes:
@@ -36,9 +40,10 @@ def _seeds() -> list[Seed]:
     frames = [(18, 3, api_versions_frame(1)),
               (METADATA, 12, request_frame(METADATA, 12, 3, request_class(METADATA)(topics=None)))]
     frames += [(HANDSHAKE, v, _handshake(m, v)) for v in (0, 1)
-               for m in ("PLAIN", "SCRAM-SHA-512", "SCRAM-SHA-256", "GSSAPI")]
+               for m in ("PLAIN", "SCRAM-SHA-512", "SCRAM-SHA-256", "OAUTHBEARER", "GSSAPI")]
     frames += [(AUTHENTICATE, v, _authenticate(t, v)) for v in (0, 1, 2)
-               for t in (plain_token("alice", "wrong"), scram.first(), b"c=biws,r=x,p=AAAA")]
+               for t in (plain_token("alice", "wrong"), scram.first(), b"c=biws,r=x,p=AAAA",
+                         _SIGNED, _NO_ALG, b"\x01")]
     return [Seed(key, version, frame) for key, version, frame in frames]
 
 
@@ -46,12 +51,15 @@ _PREFIXES: tuple[tuple[bytes, ...], ...] = (
     (), (api_versions_frame(1),), (_handshake("PLAIN"),), (_handshake("PLAIN", 0),),
     (_handshake("SCRAM-SHA-512"),),
     (_handshake("SCRAM-SHA-512"), _authenticate(ScramClient("SCRAM-SHA-512", "bob", "x").first())),
+    (_handshake("OAUTHBEARER"),), (_handshake("OAUTHBEARER"), _authenticate(_SIGNED)),
 )
 
 
 def test_a_fuzzed_sasl_exchange_gets_nowhere_and_breaks_nothing(kcsim_embedded_factory, caplog):
     srv = kcsim_embedded_factory(listeners="SASL_PLAINTEXT://127.0.0.1:0",
                                  sasl_plain_users="alice:alice-secret",
+                                 sasl_enabled_mechanisms="PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,"
+                                                         "OAUTHBEARER",
                                  connection_failed_authentication_delay_ms=0)
     host, port = srv.bootstrap.rsplit(":", 1)
     rng = random.Random(SEED)

@@ -70,9 +70,18 @@ public final class SecureClient {
                         + ", \"committed\": " + total + "}");
             }
         } catch (Exception e) {
-            String message = String.valueOf(e).replace("\\", "\\\\").replace("\"", "\\\"");
+            String message = describe(e).replace("\\", "\\\\").replace("\"", "\\\"");
             System.out.println("{\"step\": \"error\", \"error\": \"" + message + "\"}");
             System.exit(1);
         }
+    }
+
+    /** The exception and its causes, which say why (a refused login, a bad setting). */
+    static String describe(Throwable e) {
+        StringBuilder text = new StringBuilder(String.valueOf(e));
+        for (Throwable cause = e.getCause(); cause != null; cause = cause.getCause()) {
+            text.append(" <- ").append(cause);
+        }
+        return text.toString();
     }
 }
