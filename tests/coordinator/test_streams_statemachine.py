@@ -1,7 +1,8 @@
 """Rule-based test of a streams group under churn, a fake clock and restarts.
 
 Members join (dynamic or static), heartbeat reporting the tasks they hold (or, slow,
-still holding tasks they were asked to give up), leave, leave for a while; time passes
+still holding tasks they were asked to give up), are fenced and rejoin, leave, leave for a
+while; members come with another topology (refused, changing nothing); time passes
 (sessions and rebalance time-outs expire, and with Kafka's delays the initial rebalance
 delay and the assignment interval pass); partitions of the input and repartition topics
 are paused and resumed (KIP-1249); the coordinator restarts from its log. Throughout: no
@@ -156,6 +157,37 @@ class StreamsGroupMachine(RuleBasedStateMachine):
 
     def paused_tasks(self) -> set[tuple[str, int]]:
         return {(READER[topic], p) for topic, p in self.paused}
+
+    @precondition(lambda self: self.clients)
+    @rule(data=st.data())
+    def fenced(self, data: st.DataObject) -> None:
+        """A heartbeat at an epoch ahead of the member's is fenced (one behind may be its
+        previous epoch, which Kafka accepts); the member drops its tasks and rejoins under
+        its id, as a Streams thread does."""
+        client = data.draw(st.sampled_from(self.clients))
+        r = client.send(client.epoch + 1, active_tasks=task_ids(client.owned), standby_tasks=[],
+                        warmup_tasks=[])
+        assert r.error_code in (ErrorCode.FENCED_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER_ID), r
+        client.gone, client.epoch, client.owned = False, 0, set()
+        client.join()
+        if client.gone:
+            self.clients.remove(client)
+
+    @precondition(lambda self: self.group() is not None and self.group().topology is not None)
+    @rule(newer=st.booleans())
+    def another_topology(self, newer: bool) -> None:
+        """A member with another topology: refused under the same epoch, and a newer epoch
+        is not taken either (Kafka never updates a topology in place); nothing changes."""
+        before = dump(self.h.gc)
+        self.count += 1
+        r = self.h.call(88, 1, T(
+            group_id="app", member_id=f"m{self.count}", member_epoch=0,
+            rebalance_timeout_ms=5_000,
+            topology=word_count(epoch=2) if newer else word_count(repartition_partitions=3),
+            process_id=f"p-m{self.count}", active_tasks=[], standby_tasks=[], warmup_tasks=[]))
+        event(f"another topology: error {r.error_code}")
+        if r.error_code != ErrorCode.NONE:
+            assert dump(self.h.gc) == before
 
     @rule()
     def restart(self) -> None:
