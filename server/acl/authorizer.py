@@ -11,24 +11,71 @@ Kafka's StandardAuthorizer, decision for decision:
 - when no ACL applies to the resource at all (whoever it names), the answer is
   `allow.everyone.if.no.acl.found` (false unless set), else it is a refusal.
 
-Decisions are cached by (principal, host, operation, resource) until the ACLs change, so
-the check a request makes is one dict lookup however many ACLs there are.
+Decisions are cached until the ACLs change, so the check a request makes costs a few dict
+lookups however many ACLs there are: per (principal, host) a `Decisions` table, in it one
+dict per right (operation and resource type, as one small int: `right`) of names decided,
+each decided on its first use. A request's checks take their asker's table once
+(`decisions`) and then index it, building nothing.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .model import IMPLIED_BY, OPERATIONS_OF, WILDCARD, Operation, PatternType, Permission
+from .model import (
+    IMPLIED_BY,
+    OPERATIONS_OF,
+    WILDCARD,
+    Operation,
+    PatternType,
+    Permission,
+    ResourceType,
+)
 
 if TYPE_CHECKING:
     from .index import AclIndex
-    from .model import ResourceType
 
 ANY_PRINCIPAL = "User:*"
 _CACHE_ENTRIES = 100_000  # decisions kept before the cache starts again
 
-_Decision = tuple[str, str, Operation, "ResourceType", str]
+
+def right(operation: Operation, resource_type: ResourceType) -> int:
+    """An operation on a resource type as one int (a key of `Decisions`)."""
+    return operation << 3 | resource_type
+
+
+class _Named(dict[str, bool]):
+    """One asker's decisions on one right, by resource name; decided on first use."""
+
+    __slots__ = ("authorizer", "host", "operation", "principal", "resource_type")
+
+    def __init__(self, authorizer: Authorizer, principal: str, host: str,
+                 operation: Operation, resource_type: ResourceType) -> None:
+        super().__init__()
+        self.authorizer, self.principal, self.host = authorizer, principal, host
+        self.operation, self.resource_type = operation, resource_type
+
+    def __missing__(self, name: str) -> bool:
+        authorizer = self.authorizer
+        decided = self[name] = authorizer.decide(self.principal, self.host, self.operation,
+                                                 self.resource_type, name)
+        authorizer.count_decision()
+        return decided
+
+
+class Decisions(dict[int, _Named]):
+    """One asker's (principal and host) decisions: `decisions[right(op, type)][name]`."""
+
+    __slots__ = ("authorizer", "host", "principal")
+
+    def __init__(self, authorizer: Authorizer, principal: str, host: str) -> None:
+        super().__init__()
+        self.authorizer, self.principal, self.host = authorizer, principal, host
+
+    def __missing__(self, code: int) -> _Named:
+        named = self[code] = _Named(self.authorizer, self.principal, self.host,
+                                    Operation(code >> 3), ResourceType(code & 7))
+        return named
 
 
 class Authorizer:
@@ -39,22 +86,33 @@ class Authorizer:
         self.acls = acls
         self.super_users = super_users
         self.allow_if_no_acl = allow_if_no_acl
-        self._cache: dict[_Decision, bool] = {}
+        self._askers: dict[tuple[str, str], Decisions] = {}
         self._cache_version = acls.version
+        self._cached = 0
+
+    def decisions(self, principal: str, host: str) -> Decisions:
+        """The asker's table of decisions, valid while the ACLs stay as they are."""
+        if self._cache_version != self.acls.version:
+            self._askers, self._cached = {}, 0
+            self._cache_version = self.acls.version
+        asker = (principal, host)
+        table = self._askers.get(asker)
+        if table is None:
+            table = self._askers[asker] = Decisions(self, principal, host)
+        return table
+
+    def count_decision(self) -> None:
+        """One more decision cached; past `_CACHE_ENTRIES` the cache starts again."""
+        self._cached += 1
+        if self._cached >= _CACHE_ENTRIES:
+            self._askers, self._cached = {}, 0
 
     def authorize(self, principal: str, host: str, operation: Operation,
                   resource_type: ResourceType, name: str) -> bool:
-        if self._cache_version != self.acls.version:
-            self._cache = {}
-            self._cache_version = self.acls.version
-        key = (principal, host, operation, resource_type, name)
-        decided = self._cache.get(key)
-        if decided is None:
-            if len(self._cache) >= _CACHE_ENTRIES:
-                self._cache = {}
-            decided = self._cache[key] = self.decide(principal, host, operation,
-                                                     resource_type, name)
-        return decided
+        table = self._askers.get((principal, host))
+        if table is None or self._cache_version != self.acls.version:
+            table = self.decisions(principal, host)
+        return table[operation << 3 | resource_type][name]
 
     def decide(self, principal: str, host: str, operation: Operation,
                resource_type: ResourceType, name: str) -> bool:

@@ -28,6 +28,7 @@ from kcsim.protocol.codecs import codec
 from kcsim.protocol.error_answers import error_answer
 from kcsim.protocol.errors import ErrorCode
 
+from ..acl.authorizer import right
 from ..acl.model import CLUSTER_NAME, Operation, ResourceType
 from ..state.answers import Durable, Pending
 
@@ -110,32 +111,42 @@ class Access(NamedTuple):
     after: After | None = None
 
 
-def check(access: Access, authorizer: Authorizer, ctx: RequestContext, request: Any,
-          state: BrokerState) -> Refused | Narrowed | None:
-    """What the authorizer makes of one request (see the module's docstring). On every
-    request of a client the ACLs allow: a cached decision per right, nothing built."""
-    authorize = authorizer.authorize
-    principal, host, version = ctx.principal, ctx.client_host, ctx.api_version
-    for operation, resource_type, name_of, error in access.needs:
-        name = name_of(request, version)
-        if name is not None and not authorize(principal, host, operation, resource_type, name):
-            return Refused(_error(ctx.api_key, version, request, error))
-    each = access.each
-    refused_answers: list[Any] = []
-    if each is not None:
-        operation, resource_type, name_of_entry = each.operation, each.resource_type, each.name
-        for entry in getattr(request, each.field):
-            name = name_of_entry(entry, state)
-            if name is not None and not authorize(principal, host, operation, resource_type,
-                                                  name):
-                asker = Asker(authorizer, principal, host)
-                if each.unless is None or not asker.may(*each.unless, CLUSTER_NAME):
-                    request, refused_answers = _narrow(asker, each, ctx, request, state)
-                break
-    if not refused_answers and access.after is None:
-        return None
-    return Narrowed(request, _Finish(Asker(authorizer, principal, host), request, version,
-                                     state, each, refused_answers, access.after))
+def compiled(access: Access) -> Check:
+    """`access` as the check the dispatcher runs (see the module's docstring): its rights
+    turned into `Decisions` keys once, so that on every request of a client the ACLs allow
+    a right costs a lookup or two in its asker's table, and nothing is built."""
+    needs = tuple((right(need.operation, need.resource_type), getattr(need.name, "field", None),
+                   need.name, need.error) for need in access.needs)
+    each, after = access.each, access.after
+    each_right, field = (0, "") if each is None else (right(each.operation, each.resource_type),
+                                                      each.field)
+    # entries whose `name` field, when set, is the resource's name: read without a call
+    by_name = each is not None and each.name in (_topic_of, _named)
+
+    def run(authorizer: Authorizer, ctx: RequestContext, request: Any,
+            state: BrokerState) -> Refused | Narrowed | None:
+        decisions = authorizer.decisions(ctx.principal, ctx.client_host)
+        for code, field_name, name_of, error in needs:
+            name = (getattr(request, field_name) if field_name is not None
+                    else name_of(request, ctx.api_version))
+            if name is not None and not decisions[code][name]:
+                return Refused(_error(ctx.api_key, ctx.api_version, request, error))
+        refused_answers: list[Any] = []
+        if each is not None:
+            allowed = decisions[each_right]
+            for entry in getattr(request, field):
+                name = (by_name and getattr(entry, "name", None)) or each.name(entry, state)
+                if name is not None and not allowed[name]:
+                    asker = Asker(authorizer, ctx.principal, ctx.client_host)
+                    if each.unless is None or not asker.may(*each.unless, CLUSTER_NAME):
+                        request, refused_answers = _narrow(asker, each, ctx, request, state)
+                    break
+        if not refused_answers and after is None:
+            return None
+        return Narrowed(request, _Finish(Asker(authorizer, ctx.principal, ctx.client_host),
+                                         request, ctx.api_version, state, each,
+                                         refused_answers, after))
+    return run
 
 
 def _narrow(asker: Asker, each: Each, ctx: RequestContext, request: Any,
@@ -187,8 +198,16 @@ def _with(request: Any, field: str, entries: list[Any]) -> Any:
 # -- how requests name their resources ------------------------------------------------------
 
 
-def _field(name: str) -> Callable[[Any, int], str | None]:
-    return lambda request, version: getattr(request, name)
+class _Field:
+    """The request's field that names the resource (read by `compiled` without a call)."""
+
+    __slots__ = ("field",)
+
+    def __init__(self, field: str) -> None:
+        self.field = field
+
+    def __call__(self, request: Any, version: int) -> str | None:
+        return getattr(request, self.field)  # type: ignore[no-any-return]
 
 
 def _cluster(request: Any, version: int) -> str:
@@ -584,20 +603,21 @@ def _offset_delete(authorizer: Authorizer, ctx: RequestContext, request: Any,
                     finish)
 
 
-_DELETE_TOPICS = Access(each=Each("topics", "responses", DELETE, TOPIC, _topic_of, TOPIC_DENIED))
-_DELETE_TOPICS_BY_NAME = Access(each=Each("topic_names", "responses", DELETE, TOPIC,
-                                          _entry_name, TOPIC_DENIED))
+_DELETE_TOPICS = compiled(Access(each=Each("topics", "responses", DELETE, TOPIC, _topic_of,
+                                           TOPIC_DENIED)))
+_DELETE_TOPICS_BY_NAME = compiled(Access(each=Each("topic_names", "responses", DELETE, TOPIC,
+                                                   _entry_name, TOPIC_DENIED)))
 
 
 def _delete_topics(authorizer: Authorizer, ctx: RequestContext, request: Any,
                    state: BrokerState) -> Refused | Narrowed | None:
     """DELETE on each topic, named in `topic_names` before v6."""
-    return check(_DELETE_TOPICS if ctx.api_version >= 6 else _DELETE_TOPICS_BY_NAME,
-                 authorizer, ctx, request, state)
+    return (_DELETE_TOPICS if ctx.api_version >= 6 else _DELETE_TOPICS_BY_NAME)(
+        authorizer, ctx, request, state)
 
 
-_GROUP_ID = _field("group_id")
-_TXN_ID = _field("transactional_id")
+_GROUP_ID = _Field("group_id")
+_TXN_ID = _Field("transactional_id")
 
 
 def _offset_fetch_group(request: Any, version: int) -> str | None:
@@ -607,76 +627,69 @@ def _offset_fetch_group(request: Any, version: int) -> str | None:
 Check: TypeAlias = "Callable[[Authorizer, RequestContext, Any, BrokerState], Refused | Narrowed | None]"
 
 
-def _table(access: Access) -> Check:
-    def run(authorizer: Authorizer, ctx: RequestContext, request: Any,
-            state: BrokerState) -> Refused | Narrowed | None:
-        return check(access, authorizer, ctx, request, state)
-    return run
-
-
 def _group(operation: Operation) -> Check:
-    return _table(Access(needs=(Need(operation, GROUP, _GROUP_ID, GROUP_DENIED),)))
+    return compiled(Access(needs=(Need(operation, GROUP, _GROUP_ID, GROUP_DENIED),)))
 
 
 def _cluster_op(operation: Operation) -> Check:
-    return _table(Access(needs=(Need(operation, CLUSTER, _cluster, CLUSTER_DENIED),)))
+    return compiled(Access(needs=(Need(operation, CLUSTER, _cluster, CLUSTER_DENIED),)))
 
 
 ACCESS: dict[int, Check] = {
-    0: _table(Access(
+    0: compiled(Access(
         needs=(Need(WRITE, TXN, _TXN_ID, TXN_DENIED),),
         each=Each("topic_data", "responses", WRITE, TOPIC, _topic_of, TOPIC_DENIED))),
-    1: _table(Access(after=_fetch_after)),
-    2: _table(Access(after=_per_partition(DESCRIBE, "topics"))),
+    1: compiled(Access(after=_fetch_after)),
+    2: compiled(Access(after=_per_partition(DESCRIBE, "topics"))),
     3: _metadata,
-    8: _table(Access(
+    8: compiled(Access(
         needs=(Need(READ, GROUP, _GROUP_ID, GROUP_DENIED),),
         each=Each("topics", "topics", READ, TOPIC, _topic_of, TOPIC_DENIED))),
-    9: _table(Access(needs=(Need(DESCRIBE, GROUP, _offset_fetch_group, GROUP_DENIED),),
+    9: compiled(Access(needs=(Need(DESCRIBE, GROUP, _offset_fetch_group, GROUP_DENIED),),
                      after=_offset_fetch_after)),
-    10: _table(Access(after=_find_coordinator_after)),
+    10: compiled(Access(after=_find_coordinator_after)),
     11: _group(READ),
     12: _group(READ),
     13: _group(READ),
     14: _group(READ),
-    15: _table(Access(after=_describe_groups_after)),
-    16: _table(Access(after=_list_groups_after)),
-    19: _table(Access(each=Each("topics", "topics", CREATE, TOPIC, _named, TOPIC_DENIED,
+    15: compiled(Access(after=_describe_groups_after)),
+    16: compiled(Access(after=_list_groups_after)),
+    19: compiled(Access(each=Each("topics", "topics", CREATE, TOPIC, _named, TOPIC_DENIED,
                                 unless=(CREATE, CLUSTER)))),
     20: _delete_topics,
-    21: _table(Access(each=Each("topics", "topics", DELETE, TOPIC, _named, TOPIC_DENIED))),
+    21: compiled(Access(each=Each("topics", "topics", DELETE, TOPIC, _named, TOPIC_DENIED))),
     22: _init_producer_id,
-    23: _table(Access(after=_per_partition(DESCRIBE, "topics", "topic"))),
+    23: compiled(Access(after=_per_partition(DESCRIBE, "topics", "topic"))),
     24: _add_partitions_to_txn,
-    25: _table(Access(needs=(Need(WRITE, TXN, _TXN_ID, TXN_DENIED),
+    25: compiled(Access(needs=(Need(WRITE, TXN, _TXN_ID, TXN_DENIED),
                              Need(READ, GROUP, _GROUP_ID, GROUP_DENIED)))),
-    26: _table(Access(needs=(Need(WRITE, TXN, _TXN_ID, TXN_DENIED),))),
+    26: compiled(Access(needs=(Need(WRITE, TXN, _TXN_ID, TXN_DENIED),))),
     27: _write_txn_markers,
-    28: _table(Access(
+    28: compiled(Access(
         needs=(Need(WRITE, TXN, _TXN_ID, TXN_DENIED), Need(READ, GROUP, _GROUP_ID, GROUP_DENIED)),
         each=Each("topics", "topics", READ, TOPIC, _named, TOPIC_DENIED))),
     29: _cluster_op(DESCRIBE),
     30: _cluster_op(ALTER),
     31: _cluster_op(ALTER),
-    32: _table(Access(after=_configs_access(Operation.DESCRIBE_CONFIGS, 32, "resources",
+    32: compiled(Access(after=_configs_access(Operation.DESCRIBE_CONFIGS, 32, "resources",
                                             "results"))),
     33: _alter_configs_check(33),
-    35: _table(Access(after=_describe_log_dirs_after)),
-    37: _table(Access(each=Each("topics", "results", ALTER, TOPIC, _named, TOPIC_DENIED))),
-    42: _table(Access(each=Each("groups_names", "results", DELETE, GROUP, _entry_name,
+    35: compiled(Access(after=_describe_log_dirs_after)),
+    37: compiled(Access(each=Each("topics", "results", ALTER, TOPIC, _named, TOPIC_DENIED))),
+    42: compiled(Access(each=Each("groups_names", "results", DELETE, GROUP, _entry_name,
                                 GROUP_DENIED))),
     44: _alter_configs_check(44),
     47: _offset_delete,
     50: _cluster_op(DESCRIBE),
     51: _cluster_op(ALTER),
-    60: _table(Access(after=_describe_cluster_after)),
-    61: _table(Access(after=_per_partition(READ, "topics"))),
-    65: _table(Access(after=_describe_transactions_after)),
-    66: _table(Access(after=_list_transactions_after)),
+    60: compiled(Access(after=_describe_cluster_after)),
+    61: compiled(Access(after=_per_partition(READ, "topics"))),
+    65: compiled(Access(after=_describe_transactions_after)),
+    66: compiled(Access(after=_list_transactions_after)),
     68: _consumer_group_heartbeat,
-    69: _table(Access(after=_described_groups_after(69))),
+    69: compiled(Access(after=_described_groups_after(69))),
     88: _group(READ),
-    89: _table(Access(after=_described_groups_after(89))),
+    89: compiled(Access(after=_described_groups_after(89))),
     1000: _group(READ),
     1001: _group(READ),
     1002: _group(DESCRIBE),

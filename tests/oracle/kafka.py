@@ -218,12 +218,18 @@ class KafkaBroker:
     """One Kafka node (process.roles=broker,controller) in `base`, listening on loopback."""
 
     def __init__(self, base: Path, settings: Mapping[str, str] | None = None,
-                 version: str = KAFKA_VERSION) -> None:
+                 version: str = KAFKA_VERSION, listeners: tuple[str, ...] = (),
+                 format_args: tuple[str, ...] = ()) -> None:
         self.base = Path(base)
         self.version = version
         self.host = "127.0.0.1"
         self.port = 0
         self.controller_port = 0
+        # Listeners beside PLAINTEXT, each speaking the protocol it is named after
+        # (SASL_SSL, ...; their settings in `settings`), and their ports once started.
+        self.listeners = listeners
+        self.ports: dict[str, int] = {}
+        self.format_args = format_args  # more of kafka-storage format's (--add-scram ...)
         self.settings = {**TEST_SETTINGS, **(settings or {})}
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path = self.base / "kafka.log"
@@ -234,15 +240,17 @@ class KafkaBroker:
         return f"{self.host}:{self.port}"
 
     def _properties(self) -> str:
+        more = "".join(f",{name}://{self.host}:{port}" for name, port in self.ports.items())
         props = {
             "process.roles": "broker,controller",
             "node.id": "1",
             "controller.quorum.bootstrap.servers": f"{self.host}:{self.controller_port}",
-            "listeners": f"PLAINTEXT://{self.host}:{self.port},CONTROLLER://{self.host}:{self.controller_port}",
-            "advertised.listeners": f"PLAINTEXT://{self.host}:{self.port}",
+            "listeners": f"PLAINTEXT://{self.host}:{self.port},CONTROLLER://{self.host}:{self.controller_port}{more}",
+            "advertised.listeners": f"PLAINTEXT://{self.host}:{self.port}{more}",
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+                                              + "".join(f",{name}:{name}" for name in self.ports),
             "log.dirs": str(self.base / "data"),
             **self.settings,
         }
@@ -262,12 +270,13 @@ class KafkaBroker:
         assert self.proc is None, "already running"
         self.base.mkdir(parents=True, exist_ok=True)
         self.port, self.controller_port = free_port(), free_port()
+        self.ports = {name: free_port() for name in self.listeners}
         config = self.base / "server.properties"
         config.write_text(self._properties())
         (self.base / "log4j2.properties").write_text(
             _LOG4J.format(log=self.log_path, level=os.environ.get("KCSIM_ORACLE_KAFKA_LOG", "WARN")))
         fmt = self._java("kafka.tools.StorageTool", "format", "--standalone", "--ignore-formatted",
-                         "-t", cluster_id(), "-c", str(config))
+                         "-t", cluster_id(), "-c", str(config), *self.format_args)
         proc = subprocess.run(fmt, capture_output=True, text=True, timeout=120, check=False,
                               stdin=subprocess.DEVNULL)
         if proc.returncode != 0:

@@ -1,5 +1,5 @@
-"""Real clients over SSL: confluent-kafka, kafka-python and the Java client trust the CA
-kcsim made, produce, consume in a group and commit; with a client certificate from the
+"""Real clients over SSL: confluent-kafka, kafka-python and the Java client (3.9 and 4.x)
+trust the CA kcsim made, produce, consume in a group and commit; with a client certificate from the
 same CA their requests carry its principal."""
 
 from __future__ import annotations
@@ -66,8 +66,10 @@ def test_kafka_python_over_ssl(kcsim_ssl):
     assert {r.principal for r in kcsim_ssl.requests("OffsetCommit")} == {"User:CN=kp"}
 
 
+@pytest.mark.parametrize("version", javaclient.CLIENT_VERSIONS,
+                         ids=[f"kafka-clients-{v}" for v in javaclient.CLIENT_VERSIONS])
 @pytest.mark.parametrize("mutual", [False, True], ids=["server-auth", "mutual-tls"])
-def test_java_client_over_ssl(kcsim_ssl, tmp_path, mutual):
+def test_java_client_over_ssl(kcsim_ssl, tmp_path, mutual, version):
     javaclient.skip_without_java()
     lines = ["security.protocol=SSL", "ssl.truststore.type=PEM",
              f"ssl.truststore.location={kcsim_ssl.ssl_ca_file}"]
@@ -83,7 +85,7 @@ def test_java_client_over_ssl(kcsim_ssl, tmp_path, mutual):
     properties.write_text("\n".join(lines) + "\n")
     topic, group = f"tls-java-{uuid.uuid4().hex[:6]}", "tls-java-group"
     proc = javaclient.run("SecureClient", kcsim_ssl.bootstrap, str(properties), topic, group,
-                          str(MESSAGES), timeout=120)
+                          str(MESSAGES), timeout=120, version=version)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     steps = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     assert steps[-1] == {"step": "consume", "seen": MESSAGES, "committed": MESSAGES}
