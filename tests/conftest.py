@@ -213,7 +213,8 @@ def unique_name(request: pytest.FixtureRequest) -> Callable[[str], str]:
 
 @pytest.fixture(scope="session")
 def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """One real Apache Kafka broker (KRaft, loopback) for the whole session.
+    """One real Apache Kafka broker (KRaft, loopback) for the whole session: PLAINTEXT, and
+    SASL_SSL under the standard authorizer (tests/oracle/secured.py).
 
     Fetched with Maven on first use (tests/oracle/kafka.py). Where Kafka cannot be
     fetched or started, every test asking for it is skipped with the reason, and
@@ -221,8 +222,12 @@ def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     that a failure instead.
     """
     from tests.oracle.kafka import KafkaBroker, KafkaUnavailable
+    from tests.oracle.secured import key_store, secured_broker_args
 
-    broker = KafkaBroker(tmp_path_factory.mktemp("kafka"))
+    base = tmp_path_factory.mktemp("kafka")
+    store, ca_file = key_store(tmp_path_factory.mktemp("kafka-tls"))
+    broker = KafkaBroker(base, **secured_broker_args(store))
+    broker.key_store, broker.ca_file = store, ca_file
     try:
         broker.start()
     except KafkaUnavailable as exc:

@@ -52,6 +52,8 @@ def topic_configs(run: Run) -> None:
     describe(run, TOPIC, topic)
     incremental(run, TOPIC, topic, ("retention.ms", SET, "3600000"),
                 ("cleanup.policy", APPEND, "compact"), ("min.cleanable.dirty.ratio", SET, "0.25"))
+    # Kafka's broker learns a topic's new configs from the metadata log shortly after.
+    applied(run, topic, "min.cleanable.dirty.ratio", "0.25")
     describe(run, TOPIC, topic)
     incremental(run, TOPIC, topic, ("segment.bytes", SET, "1000"), validate_only=True)
     incremental(run, TOPIC, topic, ("retention.ms", SET, "1"), validate_only=True)
@@ -62,13 +64,19 @@ def topic_configs(run: Run) -> None:
     incremental(run, TOPIC, topic, ("cleanup.policy", SUBTRACT, "delete"),
                 ("retention.ms", DELETE, None))
     incremental(run, TOPIC, run.topic("missing"), ("retention.ms", SET, "1"))
+    applied(run, topic, "cleanup.policy", "compact")
     describe(run, TOPIC, topic, ["retention.ms", "cleanup.policy", "min.cleanable.dirty.ratio"])
     alter(run, TOPIC, topic, {"retention.bytes": "1048576", "max.message.bytes": "2000000"})
     alter(run, TOPIC, topic, {"compression.type": "brotli"})
+    applied(run, topic, "retention.bytes", "1048576")
     describe(run, TOPIC, topic)
     describe(run, TOPIC, run.topic("missing"))
     describe(run, TOPIC, topic, ["retention.ms"], version=1)
     describe(run, TOPIC, topic, ["retention.ms"], documentation=True)
+
+
+def applied(run: Run, topic: str, key: str, value: str) -> None:
+    run.until(f"{key}={value} applies", lambda: describe_value(run, topic, key) == value)
 
 
 def test_topic_configs(differential: Callable[..., list[Any]]) -> None:
@@ -94,10 +102,10 @@ def broker_configs(run: Run) -> None:
     describe(run, BROKER, "2")
 
 
-def describe_value(run: Run, topic: str) -> str | None:
+def describe_value(run: Run, topic: str, key: str = "retention.ms") -> str | None:
     R = request_class(DESCRIBE_CONFIGS)
     answer = run.call(DESCRIBE_CONFIGS, 4, R(resources=[R.DescribeConfigsResource(
-        resource_type=TOPIC, resource_name=topic, configuration_keys=["retention.ms"])]),
+        resource_type=TOPIC, resource_name=topic, configuration_keys=[key])]),
         compare=False)
     return answer.results[0].configs[0].value if answer.results[0].configs else None
 

@@ -8,7 +8,8 @@ by Kafka with its internal description of the request (`Request Request(processo
 connectionId=..., session=...@1fff3fa9, ...) needs DESCRIBE permission.`), by kcsim without
 a message, so the tool prints the client's own, `Cluster authorization failed.`
 
-Both brokers serve the same server certificate (one CA made with trustme) and know the same
+Kafka is the session's one broker, on its SASL_SSL listener (tests/oracle/secured.py). Both
+brokers serve the same server certificate (one CA made with trustme) and know the same
 SCRAM admin, a super user: Kafka's made at format time (`kafka-storage format --add-scram`),
 kcsim's through its test controls. A user the tool makes logs in at once, on both.
 """
@@ -25,8 +26,7 @@ from kcsim.server.embedded import EmbeddedServer
 
 from .groupcommand import MAIN as CONSUMER_GROUP_COMMAND
 from .groupcommand import Ran
-from .kafka import KafkaBroker, KafkaUnavailable
-from .test_acl_command import AUTHORIZER, COMMANDS, kafka_acls
+from .secured import ACL_COMMAND, ADMIN, ADMIN_PASSWORD, COMMANDS, SCRAM, SUPER_USERS, kafka_acls
 from .toolcommand import differences, tool
 
 if TYPE_CHECKING:
@@ -35,55 +35,22 @@ if TYPE_CHECKING:
 
 CONFIG_COMMAND = "org.apache.kafka.tools.ConfigCommand"
 TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
-ACL_COMMAND = "org.apache.kafka.tools.AclCommand"
-SUPER_USERS = "User:ANONYMOUS;User:admin"  # ANONYMOUS: the controller's own PLAINTEXT requests
-ADMIN, ADMIN_PASSWORD = "admin", "admin-secret"
-SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
 _KAFKA_REQUEST_TEXT = re.compile(r"Request Request\(.*\) needs [A-Z_]+ permission\.")
 
 
-@pytest.fixture(scope="module")
-def key_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A CA and one PEM file with a server certificate from it for 127.0.0.1 (its PKCS#8
-    key, then its chain), which Kafka's PEM key store and kcsim's both read."""
-    import trustme
-    from cryptography.hazmat.primitives import serialization
-
-    directory = tmp_path_factory.mktemp("tls")
-    ca = trustme.CA()
-    leaf = ca.issue_cert("127.0.0.1", "localhost")
-    key: Any = serialization.load_pem_private_key(leaf.private_key_pem.bytes(), None)
-    pkcs8 = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                              serialization.NoEncryption())
-    store, ca_file = directory / "server.pem", directory / "ca.pem"
-    store.write_bytes(pkcs8 + b"".join(blob.bytes() for blob in leaf.cert_chain_pems))
-    ca.cert_pem.write_to_path(str(ca_file))
-    return store, ca_file
+@pytest.fixture
+def key_store(kafka_broker: Any) -> tuple[Path, Path]:
+    """The session Kafka's key store and CA (tests/oracle/secured.py)."""
+    return kafka_broker.key_store, kafka_broker.ca_file
 
 
-@pytest.fixture(scope="module")
-def secured_kafka(tmp_path_factory: pytest.TempPathFactory,
-                  key_store: tuple[Path, Path]) -> Iterator[SimpleNamespace]:
-    broker = KafkaBroker(
-        tmp_path_factory.mktemp("kafka-sasl-ssl"),
-        {"authorizer.class.name": AUTHORIZER, "super.users": SUPER_USERS,
-         "sasl.enabled.mechanisms": "SCRAM-SHA-512",
-         "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config": f"{SCRAM} required;",
-         "ssl.keystore.type": "PEM", "ssl.keystore.location": str(key_store[0])},
-        listeners=("SASL_SSL",),
-        format_args=("--add-scram", f"SCRAM-SHA-512=[name={ADMIN},password={ADMIN_PASSWORD}]"))
-    try:
-        broker.start()
-    except KafkaUnavailable as exc:
-        pytest.skip(f"Kafka with a SASL_SSL listener did not start: {exc}")
-    try:
-        yield SimpleNamespace(name=f"kafka {broker.version}", host=broker.host,
-                              port=broker.ports["SASL_SSL"])  # all `tool` reads of a broker
-    finally:
-        broker.stop()
+@pytest.fixture
+def secured_kafka(kafka_broker: Any) -> SimpleNamespace:
+    return SimpleNamespace(name=f"kafka {kafka_broker.version}", host=kafka_broker.host,
+                           port=kafka_broker.ports["SASL_SSL"])  # all `tool` reads of a broker
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def secured_twin(key_store: tuple[Path, Path]) -> Iterator[SimpleNamespace]:
     server = EmbeddedServer(listeners="SASL_SSL://127.0.0.1:0,PLAINTEXT://127.0.0.1:0",
                             ssl_keystore_location=str(key_store[0]),
@@ -140,7 +107,13 @@ def _runs(broker: SimpleNamespace, admin: str, orders: str, cwd: Path) -> dict[s
                                             "SCRAM-SHA-512", *users)
     runs["orders after delete"] = as_orders(CONSUMER_GROUP_COMMAND, "--list", "--timeout",
                                             "5000")
-    return runs
+    return {name: _own_groups(ran) if "groups list" in name else ran
+            for name, ran in runs.items()}
+
+
+def _own_groups(ran: Ran) -> Ran:
+    """A group listing without the groups of other tests (the session's Kafka is shared)."""
+    return Ran(ran.code, tuple(line for line in ran.out if "orders" in line), ran.err)
 
 
 def _without_request_text(ran: Ran) -> Ran:
