@@ -189,6 +189,13 @@ NOTES: tuple[tuple[str, str], ...] = (
      "kcsim has no such setting. The oracle runs both brokers at interval 0 (a target in "
      "the heartbeat that changes the group), and compares a group whose own interval is "
      "15 s (tests/oracle/test_consumer_groups.py)."),
+    ("KIP-848 commits at a member's previous epoch (KIP-1251 not implemented)",
+     "Kafka 4.4 keeps, for each partition a member holds, the epoch at which it was "
+     "assigned (`AssignmentEpochs` in the current assignment record), and accepts an "
+     "OffsetCommit at an older member epoch for partitions held since then. kcsim accepts "
+     "only the member's current epoch, as Kafka did before KIP-1251: a commit that races the "
+     "heartbeat bumping the member's epoch (a pause, a member joining) is answered "
+     "STALE_MEMBER_EPOCH, which librdkafka reports to the application."),
     ("KIP-848 regular expressions are resolved at once",
      "Kafka resolves a member's `subscribed_topic_regex` in the background and bumps the "
      "group epoch when the resolution lands; kcsim resolves it in the heartbeat. The "

@@ -115,7 +115,10 @@ def test_pause_reset_restart_resume_while_the_group_consumes(
         for p, offset in RESET.items():
             first = min(r.offset for r in records(members, resumed_at) if r.partition == p)
             assert first == offset, f"partition {p} resumed at {first}, not at its reset {offset}"
-        assert not [e for m in members for e in m.errors if "commit" in e]
+        # A commit racing the heartbeat that moves a member to the pause's new epoch is
+        # STALE_MEMBER_EPOCH on kcsim, as on Kafka before KIP-1251 (docs/kafka-differences.md).
+        assert not [e for m in members for e in m.errors
+                    if "commit" in e and "STALE_MEMBER_EPOCH" not in e]
     finally:
         for m in members:
             m.close()
