@@ -21,7 +21,12 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
-from kcsim.coordinator.records import GroupConfigKey, OffsetCommitValue, PausedTopicPartitionsKey
+from kcsim.coordinator.records import (
+    GroupConfigKey,
+    GroupEventKey,
+    OffsetCommitValue,
+    PausedTopicPartitionsKey,
+)
 from kcsim.protocol.codecs import api
 from kcsim.protocol.error_answers import error_answer
 from kcsim.protocol.errors import ErrorCode as E
@@ -79,6 +84,7 @@ if TYPE_CHECKING:
 
     from .consumer.model import ConsumerGroup
     from .groups.classic import ClassicGroup
+    from .shared.events import EventHistory
     from .streams.model import StreamsGroup
 
 # (version, request, who asked) -> the response, or None while the request is parked.
@@ -122,6 +128,7 @@ class GroupCoordinator:
         StreamsFold(rt).register()
         rt.folds[PausedTopicPartitionsKey] = rt.paused.apply
         rt.folds[GroupConfigKey] = rt.group_configs.apply
+        rt.folds[GroupEventKey] = rt.events.apply
         self._rebalance = Rebalancer(rt)
         self._consumer = ConsumerGroups(rt)
         self._streams = StreamsGroups(rt)
@@ -172,6 +179,11 @@ class GroupCoordinator:
     @property
     def config(self) -> GroupConfig:
         return self._rt.config
+
+    @property
+    def events(self) -> EventHistory:
+        """The group event log (`coordinator/shared/events.py`), folded from its records."""
+        return self._rt.events
 
     # -- the shell's interface ----------------------------------------------
 

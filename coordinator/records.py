@@ -313,6 +313,29 @@ class GroupConfigValue(Struct, array_like=True, gc=False):
     configs: dict[str, str] = {}
 
 
+class GroupEventKey(Struct, frozen=True, array_like=True, gc=False):
+    """An event's slot: its sequence number modulo `EVENT_SLOTS`, so that compaction
+    keeps the newest `EVENT_SLOTS` events of the broker and drops older ones."""
+
+    slot: int
+
+
+class GroupEventValue(Struct, array_like=True, gc=False):
+    """One change in a group's (or a transactional id's) life, and why it happened.
+
+    `kind` and `cause` are words of `coordinator/shared/events.py`; `detail` holds what
+    the change was about (a generation, the partitions that moved, a count)."""
+
+    seq: int  # the broker's running number of events
+    time_ms: int  # the coordinator's time
+    group: str  # the group id, or the transactional id
+    group_type: str  # classic, consumer, streams, share, transaction
+    kind: str
+    cause: str = ""
+    member: str = ""
+    detail: dict[str, str | int | list[str]] = {}
+
+
 # Id 3 is the broker's topic record; ids are unique across everything one log holds.
 COORDINATOR_RECORD_TYPES: tuple[RecordType, ...] = (
     RecordType(1, "offset_commit", OffsetCommitKey, OffsetCommitValue),
@@ -339,4 +362,5 @@ COORDINATOR_RECORD_TYPES: tuple[RecordType, ...] = (
                StreamsGroupTargetAssignmentMemberKey, StreamsGroupTargetAssignmentMemberValue),
     RecordType(27, "streams_group_current_member_assignment",
                StreamsGroupCurrentMemberAssignmentKey, StreamsGroupCurrentMemberAssignmentValue),
+    RecordType(50, "group_event", GroupEventKey, GroupEventValue),
 )

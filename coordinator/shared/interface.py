@@ -139,6 +139,8 @@ class GroupConfig:
     """Kafka's group coordinator settings (names follow group.* / offsets.* broker configs)."""
 
     initial_rebalance_delay_ms: int = 0
+    # Whether handlers write group events (coordinator/shared/events.py).
+    events: bool = False
     min_session_timeout_ms: int = 6000
     max_session_timeout_ms: int = 1800000
     group_max_size: int = 2**31 - 1

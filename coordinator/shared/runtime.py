@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar
 from kcsim.coordinator.records import OffsetCommitKey
 
 from .deadlines import Deadlines
+from .events import EventHistory
 from .group_configs import GroupConfigs
 from .ids import random_uuid
 from .interface import Failure, GroupConfig, NewTopic, Outcome, TopicLookup
@@ -72,6 +73,8 @@ class GroupRuntime:
         self.streams_groups: dict[str, StreamsGroup] = {}
         self.paused = PausedRegistry()
         self.group_configs = GroupConfigs(config)  # each group's own configs, if any
+        # The group event log; handlers write events only when `config.events` is on.
+        self.events = EventHistory()
         # The fold of each record kind, by key type, registered by the part that owns it,
         # and the fold of a run of offsets committed to one topic of one group (what the
         # offset records' fold does one record at a time).
