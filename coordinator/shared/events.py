@@ -92,6 +92,16 @@ CAUSES = (
 )
 
 
+def event_fields(event: GroupEventValue) -> dict[str, object]:
+    """An event as the outside sees it (HTTP, the event-log file, `kcsim events`):
+    its fields by name, in declaration order."""
+    return {
+        "seq": event.seq, "time_ms": event.time_ms, "group": event.group,
+        "group_type": event.group_type, "kind": event.kind, "cause": event.cause,
+        "member": event.member, "detail": event.detail,
+    }
+
+
 class EventHistory:
     """The newest events of the broker, in order, folded from `group_event` records."""
 
