@@ -16,6 +16,8 @@ from kcsim.coordinator.records import (
     ConsumerGroupTargetAssignmentMetadataValue,
     GroupConfigKey,
     GroupConfigValue,
+    GroupEventKey,
+    GroupEventValue,
     GroupMemberValue,
     GroupMetadataKey,
     GroupMetadataValue,
@@ -95,6 +97,12 @@ def acl_records() -> list[Record]:
     return [Record(AclKey(2, "orders-", 4, "User:alice", "*", 3, 3), AclValue(STAMP))]
 
 
+def event_records() -> list[Record]:
+    """A group event: a member left its group when its session expired."""
+    return [Record(GroupEventKey(7), GroupEventValue(7, STAMP, "g", "consumer", "member-left",
+                                                      "session-timeout", "m1", {"epoch": 3}))]
+
+
 def scram_records() -> list[Record]:
     """A SCRAM credential (written after the format above was fixed)."""
     return [Record(ScramCredentialKey("alice", 2),
@@ -161,9 +169,10 @@ def test_every_record_type_is_declared_at_its_stable_id():
         (27, "streams_group_current_member_assignment", 0),
         (40, "scram_credential", 0),
         (41, "acl", 0),
+        (50, "group_event", 0),
     ]
     records = one_of_each_type() + transaction_records() + config_records() + streams_records()
-    records += scram_records() + acl_records()
+    records += scram_records() + acl_records() + event_records()
     assert {RECORD_TYPES.of(r).name for r in records} == {t.name for t in RECORD_TYPES}
 
 
