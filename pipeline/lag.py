@@ -9,6 +9,10 @@ ships, through the driver's JVM) and writes one row per group and partition: the
 the committed offset, the log end offset and their difference. Nothing in it is kcsim's:
 the same job runs against Kafka.
 
+Spark's default offset reader (the AdminClient's) leaves internal topics out of what it
+reads, whatever the cluster; the job therefore turns on the consumer-based one
+(`spark.sql.streaming.kafka.useDeprecatedOffsetFetching`) for its session.
+
 `__consumer_offsets` is read from its beginning at every start, as lag monitors do (the
 topic is compacted and holds every group's newest commit), so the job keeps no state of its
 own between runs: the newest commit per partition is kept by the driver while it runs. A
@@ -28,6 +32,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 OFFSETS_TOPIC = "__consumer_offsets"
+CONSUMER_OFFSET_READER = "spark.sql.streaming.kafka.useDeprecatedOffsetFetching"
 # Kafka's record types of __consumer_offsets keys that are offset commits (0: v0, 1: v1).
 _COMMIT_KEY_TYPES = (0, 1)
 _SHORT = struct.Struct(">h")
@@ -63,6 +68,8 @@ def commits(spark: SparkSession, bootstrap: str, options: dict[str, str] | None 
     """The stream of offset commits (and deletions) of a cluster, in log order per partition."""
     from pyspark.sql import functions as F
     from pyspark.sql.functions import pandas_udf
+
+    spark.conf.set(CONSUMER_OFFSET_READER, "true")
 
     # Spark reads a pandas UDF's kind from its type hints, which postponed annotations hide;
     # a wrapper without hints is a scalar pandas UDF.
