@@ -1,7 +1,8 @@
 """A small ASGI app: routes by path and method, JSON in and out, every refusal as JSON.
 
 The HTTP parsing is the server's (hypercorn, see http_server.py); this module only
-maps a request to a route and a route's result or error to a response. A route's
+maps a request to a route and a route's result or error to a response (a route may
+answer a Response instead, a page or a stream, which sends itself). A route's
 ValueError is the controls' own refusal, whose message starts with the field it
 names: it answers 400 with that message and field. A WaitTimeout answers 408 with
 the state the wait saw last. An unknown path answers 404, a known path with another
@@ -69,6 +70,29 @@ class Request:
         return value
 
 
+class Response:
+    """A route's answer that is not JSON (a page, an event stream): it sends itself, once
+    the route has checked its input (a refusal before it is still JSON)."""
+
+    async def respond(self, send: Send, receive: Receive) -> None:
+        raise NotImplementedError
+
+
+class Page(Response):
+    """A whole body of one content type."""
+
+    def __init__(self, body: bytes, content_type: str) -> None:
+        self.body = body
+        self.content_type = content_type
+
+    async def respond(self, send: Send, receive: Receive) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": [
+            (b"content-type", self.content_type.encode()),
+            (b"content-length", str(len(self.body)).encode()),
+            (b"cache-control", b"no-store")]})
+        await send({"type": "http.response.body", "body": self.body})
+
+
 class Route(NamedTuple):
     pattern: re.Pattern[str]
     methods: dict[str, Handler]
@@ -97,6 +121,9 @@ class ControlApp:
             return
         try:
             status, payload, headers = 200, await self._answer(scope, receive), []
+            if isinstance(payload, Response):
+                await payload.respond(send, receive)
+                return
         except HttpError as exc:
             status, payload, headers = exc.status, _error(str(exc), exc.field), exc.headers
         except WaitTimeout as exc:
