@@ -12,6 +12,7 @@ proxies and readers see it is alive (and the server see a reader that has gone).
 from __future__ import annotations
 
 import contextlib
+import logging
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from .events import EventFeed
     from .handles import TrioControls
     from .http_app import Receive, Send
+
+log = logging.getLogger("kcsim.control")
 
 KEEP_ALIVE_S = 15.0
 MAX_WAIT_MS = 300_000
@@ -71,7 +74,15 @@ def _message(event: GroupEventValue) -> bytes:
 
 
 class EventStream(Response):
-    """`text/event-stream` of a feed's events until the reader goes or is dropped."""
+    """`text/event-stream` of a feed's events until the reader goes or is dropped.
+
+    The events are written by a task of their own, outside the connection's: hypercorn
+    writes to a socket shielded from cancellation, so a write to a reader that takes
+    nothing would wait as long as the reader, and the connection (and a server shutting
+    down) with it. The response itself only waits for the reader to go, the feed to drop
+    it or the writer to end; then it returns, the connection closes, and that frees a
+    writer stuck on it.
+    """
 
     def __init__(self, feed: EventFeed, keep_alive_s: float = KEEP_ALIVE_S) -> None:
         self.feed = feed
@@ -79,19 +90,30 @@ class EventStream(Response):
 
     async def respond(self, send: Send, receive: Receive) -> None:
         feed = self.feed
+        finished = trio.Event()
+        writing = trio.CancelScope()
+        feed.on_drop = finished.set
         try:
             await send({"type": "http.response.start", "status": 200, "headers": [
                 (b"content-type", b"text/event-stream; charset=utf-8"),
                 (b"cache-control", b"no-store"), (b"x-accel-buffering", b"no")]})
-            async with trio.open_nursery() as nursery:
-                # A dropped reader is cut off at once, even from the middle of a send it is
-                # too slow to take; a reader that leaves ends the stream too.
-                feed.on_drop = nursery.cancel_scope.cancel
-                nursery.start_soon(_until_disconnect, receive, nursery.cancel_scope)
-                await self._send_events(send)
-                nursery.cancel_scope.cancel()
+            trio.lowlevel.spawn_system_task(self._write, send, writing, finished)
+            async with trio.open_nursery() as watching:
+                watching.start_soon(_until_disconnect, receive, finished)
+                await finished.wait()
+                watching.cancel_scope.cancel()
         finally:
+            writing.cancel()
             feed.close()
+
+    async def _write(self, send: Send, scope: trio.CancelScope, finished: trio.Event) -> None:
+        try:
+            with scope:
+                await self._send_events(send)
+        except Exception:  # the connection broke under it: the reader is gone
+            log.debug("event stream: writing failed", exc_info=True)
+        finally:
+            finished.set()
 
     async def _send_events(self, send: Send) -> None:
         feed = self.feed
@@ -107,7 +129,7 @@ class EventStream(Response):
             await send({"type": "http.response.body", "body": body, "more_body": True})
 
 
-async def _until_disconnect(receive: Receive, scope: trio.CancelScope) -> None:
+async def _until_disconnect(receive: Receive, finished: trio.Event) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
-    scope.cancel()
+    finished.set()
