@@ -12,7 +12,6 @@ import base64
 import contextlib
 import json
 import re
-import shutil
 import subprocess
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +19,8 @@ import pytest
 import trio
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, CloseConnection, Ping, Request, TextMessage
+
+from ...browser import chromium
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -29,15 +30,6 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
          "--disable-component-update", "--disable-sync", "--no-first-run",
          "--hide-scrollbars", "--remote-debugging-port=0")
 _LISTENING = re.compile(rb"DevTools listening on ws://([^:/]+):(\d+)(/\S+)")
-
-
-def chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.skip("NO BROWSER: the live page test needs Debian's chromium "
-                "(apt-get install -y chromium); .ci/run installs it")
 
 
 class Browser:

@@ -4,8 +4,11 @@ the timeline and on the group. The page's screenshot is kept in the test's direc
 
 from __future__ import annotations
 
+import os
+import shutil
 import threading
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 import trio
 
@@ -15,10 +18,8 @@ from .devtools import open_browser
 from .test_http_events import produce
 from .written_events import write_event
 
-if TYPE_CHECKING:
-    from pathlib import Path
-
 TOPIC, GROUP = "orders", "billing"
+SCREENSHOT = Path(__file__).resolve().parents[3] / "docs" / "observability-ui.png"
 
 
 def consume(bootstrap: str, joined: threading.Event, stop: threading.Event) -> None:
@@ -107,3 +108,5 @@ async def test_the_page_shows_a_group_appear_its_lag_and_a_pause(
             finally:
                 stop.set()
     assert shot.stat().st_size > 10_000
+    if os.environ.get("KCSIM_UPDATE_SCREENSHOT"):  # refresh the docs' picture on request
+        shutil.copyfile(shot, SCREENSHOT)
