@@ -121,9 +121,6 @@ class ControlApp:
             return
         try:
             status, payload, headers = 200, await self._answer(scope, receive), []
-            if isinstance(payload, Response):
-                await payload.respond(send, receive)
-                return
         except HttpError as exc:
             status, payload, headers = exc.status, _error(str(exc), exc.field), exc.headers
         except WaitTimeout as exc:
@@ -134,6 +131,9 @@ class ControlApp:
         except Exception as exc:  # a bug, or the broker stopping: say so, keep serving
             log.exception("control API: %s %s failed", scope.get("method"), scope.get("path"))
             status, payload, headers = 500, _error(f"{type(exc).__name__}: {exc}", None), []
+        if isinstance(payload, Response):  # checked and answering: it sends itself
+            await payload.respond(send, receive)
+            return
         body = msgspec.json.encode(payload) + b"\n"
         await send({"type": "http.response.start", "status": status, "headers": [
             (b"content-type", b"application/json"),

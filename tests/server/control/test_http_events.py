@@ -291,3 +291,21 @@ async def test_a_reader_that_never_reads_is_dropped_and_holds_nothing_back(
     assert seqs == list(range(start, start + len(seqs)))
     assert 0 < len(seqs) < total
     await keeping_up.stream.aclose()
+
+
+async def test_the_control_api_stops_though_a_reader_takes_nothing(kcsim_trio: Any) -> None:
+    history = kcsim_trio.server.broker.groups.events
+    listening = len(history._listeners)
+    async with trio.open_nursery() as nursery:
+        [url] = await nursery.start(serve_control, kcsim_trio.server, "127.0.0.1", 0)
+        stuck = await Reader.get(int(url.rsplit(":", 1)[1]), "/events/stream")
+        padding = "x" * 1000
+        for _ in range(800):  # more than its socket holds, less than its feed: not dropped
+            write_event(kcsim_trio.server, "g", "offsets-committed", detail={"pad": padding})
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(history._listeners) == listening + 1
+        stopping = trio.current_time()
+        nursery.cancel_scope.cancel()  # as at a shutdown: hypercorn gives 0.5 s of grace
+    assert trio.current_time() - stopping < 5
+    assert len(history._listeners) == listening
+    await stuck.stream.aclose()
