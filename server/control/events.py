@@ -96,13 +96,16 @@ def next_seq(server: Server) -> int:
 
 def event_condition(wanted: EventFilter, since: int) -> tuple[Check, str]:
     """Holds once an event numbered `since` or later matches; its value is the first such."""
-    looked = [since]  # each look reads only events it has not seen
+    looked = [since, 0]  # from where to look next, and the history's next number then
 
     def check(server: Server) -> tuple[bool, Any, str]:
+        issued = next_seq(server)
+        if issued < looked[1]:  # a new history (an in-memory broker restarted):
+            looked[0] = 0  # every event in it came after the wait began
         found = find_events(server, wanted, looked[0])
         if found:
             return True, found[0], ""
-        looked[0] = max(looked[0], next_seq(server))
+        looked[:] = max(looked[0], issued), issued  # each look reads only what it has not
         history = history_of(server)
         recent = [] if history is None else history.query(group=wanted.group, limit=5)
         shown = "; ".join(_event(e) for e in recent)
