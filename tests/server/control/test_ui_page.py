@@ -98,11 +98,13 @@ async def test_the_page_shows_a_group_appear_its_lag_and_a_pause(
                 # The paused partition leaves the assignment at the rebalance the pause starts.
                 assert await page.wait_for(
                     f'{card}[data-state="Stable"] tr.member td.partitions') == f"{TOPIC}-0"
-                kinds = await page.evaluate(
+                shown = await page.evaluate(
                     "[...document.querySelectorAll('#timeline li.event')]"
-                    ".map(e => e.dataset.kind)")
-                assert kinds[0] == "partitions-paused"  # the newest first
-                assert {"group-created", "member-joined", "stable"} <= set(kinds)
+                    ".map(e => [Number(e.dataset.seq), e.dataset.kind])")
+                seqs = [seq for seq, _ in shown]
+                assert seqs == sorted(seqs, reverse=True)  # the newest first
+                assert {"group-created", "member-joined", "stable", "partitions-paused"} <= {
+                    kind for _, kind in shown}
                 shot = await page.screenshot(tmp_path / "ui.png")
                 print(f"the live page: {shot}")
             finally:
