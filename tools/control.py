@@ -186,11 +186,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     maintenance.set_defaults(call=lambda c, a: c.call("POST", "/log-maintenance",
                                                       {"roll": a.roll}))
 
-    state = what.add_parser("state", help="snapshots: groups, members, offsets, paused")
+    state = what.add_parser("state", help="snapshots: groups, members, offsets, paused, lag")
     state_of = state.add_subparsers(dest="action", required=True)
     for name, help_text in (("groups", "groups with their state and members"),
                             ("offsets", "committed offsets"),
-                            ("paused", "paused partitions (KIP-1249)")):
+                            ("paused", "paused partitions (KIP-1249)"),
+                            ("lag", "lag per partition: the log end minus the committed offset")):
         snapshot = state_of.add_parser(name, help=help_text)
         snapshot.add_argument("--group", help="only this group")
         snapshot.set_defaults(call=_state(name))
