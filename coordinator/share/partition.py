@@ -32,7 +32,15 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from kcsim.protocol.errors import ErrorCode
 
-from .rules import AckEffect, AcknowledgeType, GiveBack, RecordState, ack_effect, given_back, is_final
+from .rules import (
+    AckEffect,
+    AcknowledgeType,
+    GiveBack,
+    RecordState,
+    ack_effect,
+    given_back,
+    is_final,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
