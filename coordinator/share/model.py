@@ -28,10 +28,10 @@ from kcsim.coordinator.records import (
 )
 from kcsim.storage.records import Record
 
+from .assignor import Assignment
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
-
-    from .assignor import Assignment
 
 __all__ = ["ShareGroup", "ShareGroups", "ShareMember", "member_records", "target_records"]
 
