@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .acls import ACL_FIELDS
 from .http_app import ControlApp, Route, route
+from .http_nodes import node_routes
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -124,6 +125,7 @@ class Endpoints:
             route("/log-maintenance", POST=self.log_maintenance),
             route("/acls", GET=self.acls_list, POST=self.acls_add, DELETE=self.acls_remove),
             route("/users", GET=self.users_list, POST=self.users_add, DELETE=self.users_remove),
+            *node_routes(self.controls.nodes),
         ]
 
     async def index(self, request: Request) -> Any:
