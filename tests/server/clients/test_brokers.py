@@ -12,7 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from kcsim.coordinator.kafka_format import partition_for
@@ -141,7 +141,7 @@ def test_a_topic_has_leaders_on_every_node(kcsim: EmbeddedServer) -> None:
         admin.close()
 
 
-def TopicPartitionKP(topic: str, partition: int) -> Any:  # noqa: N802 - kafka-python's type
+def TopicPartitionKP(topic: str, partition: int) -> Any:
     from kafka.structs import TopicPartition as KP
     return KP(topic, partition)
 
