@@ -40,6 +40,9 @@ class NodeListeners:
         if self._topology is not None:
             self._topology.endpoints[(node, address.name)] = address
 
+    def live(self, node: int) -> bool:
+        return self._topology is None or self._topology.is_live(node)
+
     def scope(self, node: int) -> trio.CancelScope:
         """A scope for one of the node's accept tasks, cancelled when the node stops."""
         scope = trio.CancelScope()

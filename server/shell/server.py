@@ -388,6 +388,8 @@ class Server:
             host = sock.peer_host()
         conn = _Connection(host, self._accepted, address, trio.current_time(), principal)
         self._open.add(conn)
+        if address.node >= 0 and not self._nodes.live(address.node):
+            conn.scope.cancel()  # accepted as its node stopped: it drops with the others
         try:
             with conn.scope:
                 carry: bytes | bytearray = b""
