@@ -31,12 +31,12 @@ from kcsim.protocol.messages.list_offsets import ListOffsetsResponse
 from kcsim.protocol.messages.produce import ProduceResponse
 from kcsim.protocol.named_groups import groups_of
 
-from ..state.answers import Durable, Pending
+from ..state.answers import finished
 from ..state.routing import node_address
 from ..state.topology import GROUP_KEY, TRANSACTION_KEY
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Coroutine
+    from collections.abc import Callable
 
     from ..state.broker_state import BrokerState
     from ..state.topology import Topology
@@ -117,27 +117,8 @@ def _listed_here(fn: Handler, key: int) -> Handler:
         return response
 
     def listed(state: BrokerState, ctx: RequestContext, request: Any) -> Any:
-        return _then(fn(state, ctx, request), lambda response: here(state, ctx, response))
+        return finished(fn(state, ctx, request), lambda response: here(state, ctx, response))
     return listed
-
-
-def _then(result: Any, change: Callable[[Any], Any]) -> Any:
-    """A handler's answer with `change` applied to its response, now or once it comes."""
-    if result is None:
-        return None
-    kind = type(result)
-    if kind is Durable:
-        result.response = change(result.response)
-        return result
-    if kind is Pending:
-        result.answer = _changed_later(result.answer, change)
-        return result
-    return change(result)
-
-
-async def _changed_later(answer: Coroutine[Any, Any, Any], change: Callable[[Any], Any]) -> Any:
-    response = await answer
-    return None if response is None else change(response)
 
 
 # -- partition leaders ----------------------------------------------------------------------
@@ -221,7 +202,7 @@ def _led(fn: Handler, shape: _Shape) -> Handler:
             changes["max_wait_ms"] = 0
         result = fn(state, ctx, msgspec.structs.replace(request, **changes))
         endpoints = [node_address(topology, n, ctx.listener) for n in sorted(leaders)]
-        return _then(result, lambda response: _merged(response, shape, away, endpoints))
+        return finished(result, lambda response: _merged(response, shape, away, endpoints))
     return guarded
 
 

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from kcsim.server.cli import main
+from .test_control_cli import control
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -21,12 +20,6 @@ def url(kcsim_factory: Callable[..., Any]) -> str:
     found = re.search(r"control API (http://\S+)", server.ready_line)
     assert found
     return found.group(1)
-
-
-def control(capsys: pytest.CaptureFixture[str], url: str, *args: str) -> tuple[int, Any, str]:
-    code = main(["control", "--url", url, *args])
-    out, err = capsys.readouterr()
-    return code, json.loads(out) if out else None, err
 
 
 def live(answer: Any) -> dict[int, bool]:
