@@ -8,7 +8,9 @@
   ``.groups()``, ``.paused(...)``, ``.committed(...)`` and ``.lag(...)`` (state views; a
   streams group's members show their active, standby and warm-up tasks),
   ``.events(...)`` (the group event log: ``GroupEventValue``s, each with its cause),
-  ``run_log_maintenance()`` (topics' retention and log cleaner, now), and the
+  ``run_log_maintenance()`` (topics' retention and log cleaner, now), ``.nodes``
+  (with ``brokers=N``: stop and start a node, move a partition's leader or a
+  group's coordinator, shuffle leaders; ``.bootstrap_servers`` names every node), and the
   waits ``wait_for_group``, ``wait_for_committed``, ``wait_for_request``,
   ``wait_for_fault`` and ``wait_for_event``, which raise ``WaitTimeout`` showing the
   state they saw;

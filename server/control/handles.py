@@ -25,6 +25,7 @@ from .events import (
     history_of,
     next_seq,
 )
+from .nodes import NodeControl
 from .users import Users
 from .views import group_view, lag_view, paused_view
 from .waits import (
@@ -150,6 +151,7 @@ class Controls:
         self.clock = ClockControl(run, server)
         self.faults = FaultControl(run, server)
         self.acls = AclControl(run, server)
+        self.nodes = NodeControl(run, server)  # with brokers=N: stop, start, move leaders
 
     def requests(self, api: Any = None, *, group: str | None = None,
                  client_id: str | None = None, version: int | None = None, error: Any = None,

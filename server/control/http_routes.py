@@ -15,6 +15,7 @@ import msgspec
 from .acls import ACL_FIELDS
 from .http_app import ControlApp, Route, route
 from .http_events import EventStream, read_events
+from .http_nodes import node_routes
 from .ui import ui_page
 
 if TYPE_CHECKING:
@@ -133,6 +134,7 @@ class Endpoints:
             route("/log-maintenance", POST=self.log_maintenance),
             route("/acls", GET=self.acls_list, POST=self.acls_add, DELETE=self.acls_remove),
             route("/users", GET=self.users_list, POST=self.users_add, DELETE=self.users_remove),
+            *node_routes(self.controls.nodes),
         ]
 
     async def index(self, request: Request) -> Any:

@@ -31,6 +31,7 @@ from .fetch_sessions import FetchSessionCache
 from .scram_credentials import ScramCredentialKey, ScramCredentials
 from .topic_records import TopicKey
 from .topics import TopicRegistry
+from .topology import Topology
 from .txn_endings import settle
 
 if TYPE_CHECKING:
@@ -78,6 +79,10 @@ class BrokerState:
         self.offsets_topic: OffsetsTopic | None = None  # __consumer_offsets, set by app.build
         self.offsets_activation: Activation | None = None  # its first read fills it
         self.on_durable: Callable[[Sequence[Record]], None] | None = None
+        # Who leads and coordinates what when this kcsim plays several brokers (None: one).
+        self.topology = (Topology(config.node_ids,
+                                  offsets_partitions=config.offsets_topic_num_partitions)
+                         if config.brokers > 1 else None)
 
     # -- state changes ------------------------------------------------------
 
