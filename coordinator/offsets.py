@@ -213,7 +213,8 @@ class OffsetHandlers:
         committed = _COMMITTED
         answered = []
         events = self.rt.config.events
-        reset: list[Record] | None = [] if events and _is_admin_commit(version, request) else None
+        # KIP-1249: an admin resetting paused partitions of a running group (else: commits).
+        reset: list[Record] | None = [] if events and refused is not None else None
         written = 0
         for key, name, partitions in valid:
             parts: list[CommitPartition] = []
