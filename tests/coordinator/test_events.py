@@ -15,6 +15,7 @@ from kcsim.protocol.codecs import request_class
 from . import consumer_harness as ch
 from .group_harness import Harness
 from .streams_harness import StreamsHarness, T, streams_config
+from .txn_model import Model
 
 Seen = tuple[str, str, str]  # (kind, cause, member)
 
@@ -340,3 +341,42 @@ def test_streams_group_life() -> None:
     assert seen(h.gc, "app", mark) == [("member-left", "leave-request", "m1"),
                                        ("epoch-bumped", "member-left", ""), ("empty", "", "")]
     assert replayed_history(h.records, h._coordinator) == history(h.gc)
+
+
+# -- transactions ---------------------------------------------------------------------
+
+
+def test_transaction_begun_committed_aborted_and_timed_out() -> None:
+    m = Model(group_config=GroupConfig(events=True))
+    r = m.init("tx", timeout_ms=10_000)
+    pid, epoch = r.producer_id, r.producer_epoch
+    assert m.add_partitions("tx", pid, epoch, {"out": [1, 0]}) == {("out", 0): 0, ("out", 1): 0}
+    assert m.add_offsets("tx", pid, epoch, "g") == 0
+    assert m.end("tx", pid, epoch, True).error_code == 0
+    assert m.add_partitions("tx", pid, epoch, {"out": [0]}) == {("out", 0): 0}
+    assert m.end("tx", pid, epoch, False).error_code == 0
+    assert m.add_partitions("tx", pid, epoch, {"in": [0]}) == {("in", 0): 0}
+    m.advance(10_000)
+    events = m.broker.groups.events.query(group="tx")
+    assert [(e.kind, e.cause, e.group_type) for e in events] == [
+        ("transaction-begun", "request", "transaction"),
+        ("transaction-committed", "request", "transaction"),
+        ("transaction-begun", "request", "transaction"),
+        ("transaction-aborted", "request", "transaction"),
+        ("transaction-begun", "request", "transaction"),
+        ("transaction-timed-out", "timeout", "transaction"),
+        ("transaction-aborted", "timeout", "transaction"),
+    ]
+    assert events[1].detail == {"producer_id": pid, "partitions": ["out-0", "out-1"],
+                                "groups": ["g"]}
+    live = history(m.broker.groups)
+    m.restart()
+    assert history(m.broker.groups) == live
+
+
+def test_transactions_without_events_write_none() -> None:
+    m = Model()
+    r = m.init("tx")
+    assert m.add_partitions("tx", r.producer_id, r.producer_epoch, {"out": [0]}) == {
+        ("out", 0): 0}
+    assert [r for r in m.log if type(r.key) is GroupEventKey] == []

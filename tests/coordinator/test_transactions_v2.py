@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kcsim.coordinator.records import GroupEventKey, TransactionKey, TransactionValue
+from kcsim.coordinator.records import TransactionKey, TransactionValue
 from kcsim.coordinator.transactions.metadata import MAX_EPOCH
 from kcsim.protocol.codecs import request_class
 from kcsim.protocol.errors import ErrorCode as E
@@ -62,8 +62,7 @@ def test_produce_v12_adds_its_partition_and_the_record_comes_before_the_batch():
     pid, epoch = begin(m)
     logged = len(m.log)
     assert produce(m, pid, epoch) == 0
-    begun, added = m.log[logged:logged + 1], m.log[logged + 1:]
-    assert [(type(r.key), r.value.kind) for r in begun] == [(GroupEventKey, "transaction-begun")]
+    added = m.log[logged:]
     assert [type(r.key) for r in added] == [TransactionKey]
     assert added[0].value.state == "Ongoing"
     assert added[0].value.client_transaction_version == 2
@@ -72,7 +71,7 @@ def test_produce_v12_adds_its_partition_and_the_record_comes_before_the_batch():
     assert [(t.topic, t.partitions) for t in state.topics] == [("out", [0])]
     assert m.partition("out", 0).last_stable_offset == 0  # the batch is open
     assert produce(m, pid, epoch, seq=1) == 0  # already in the transaction: nothing written
-    assert len(m.log) == logged + 2
+    assert len(m.log) == logged + 1
 
 
 def test_end_txn_v5_bumps_the_epoch_and_the_markers_carry_it():
