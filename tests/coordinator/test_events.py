@@ -10,10 +10,10 @@ import pytest
 from kcsim.coordinator import GroupConfig, GroupCoordinator
 from kcsim.coordinator.records import GroupEventKey
 from kcsim.coordinator.shared.events import COMMIT_SUMMARY_MS, event_fields
-from kcsim.protocol.codecs import request_class
 
 from . import consumer_harness as ch
 from .group_harness import Harness
+from .test_pause_classic import change
 from .streams_harness import StreamsHarness, T, streams_config
 from .txn_model import Model
 
@@ -189,23 +189,11 @@ def test_classic_replay_gives_the_same_history() -> None:
 # -- KIP-1249 pauses (classic) -------------------------------------------------------
 
 
-def pause_or_resume(h: Harness, api_key: int, group: str,
-                    partitions: dict[str, list[int]]) -> Any:
-    """PausePartitions (1000) or ResumePartitions (1001), answered at once."""
-    cls = request_class(api_key)
-    name = cls.__name__.removesuffix("Request")
-    topic_cls = getattr(cls, f"{name}RequestTopic")
-    part_cls = getattr(cls, f"{name}RequestPartition")
-    return h.answer(api_key, 0, cls(group_id=group, topics=[
-        topic_cls(name=t, partitions=[part_cls(partition_index=p) for p in ps])
-        for t, ps in partitions.items()]))
-
-
 def test_classic_pause_reset_resume() -> None:
     h = classic()
     h.stable_group("g", 2)
     mark = h.gc.events.issued
-    pause_or_resume(h, 1000, "g", {"t": [0, 1]})
+    change(h, 1000, "g", {"t": [0, 1]})
     assert seen(h.gc, "g", mark) == [("partitions-paused", "request", ""),
                                      ("rebalance-started", "partitions-paused", "")]
     assert details(h.gc, "g", "partitions-paused") == [("", {"topic": "t",
@@ -216,7 +204,7 @@ def test_classic_pause_reset_resume() -> None:
     assert details(h.gc, "g", "offsets-reset") == [
         ("", {"partitions": ["t-0", "t-1"], "offsets": ["0", "7"]})]
     mark = h.gc.events.issued
-    pause_or_resume(h, 1001, "g", {"t": [1]})
+    change(h, 1001, "g", {"t": [1]})
     assert seen(h.gc, "g", mark) == [("partitions-resumed", "request", "")]  # rebalancing
 
 
