@@ -13,8 +13,8 @@ from kcsim.coordinator.shared.events import COMMIT_SUMMARY_MS, event_fields
 
 from . import consumer_harness as ch
 from .group_harness import Harness
-from .test_pause_classic import change
 from .streams_harness import StreamsHarness, T, streams_config
+from .test_pause_classic import change
 from .txn_model import Model
 
 Seen = tuple[str, str, str]  # (kind, cause, member)
