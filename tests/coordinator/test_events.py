@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from kcsim.coordinator import GroupConfig, GroupCoordinator
+from kcsim.coordinator.kafka_format import kafka_record
 from kcsim.coordinator.records import GroupEventKey
 from kcsim.coordinator.shared.events import COMMIT_SUMMARY_MS, event_fields
 
@@ -150,6 +151,13 @@ def test_offsets_deleted_and_expired() -> None:
     assert details(h.gc, "simple", "offsets-expired") == [("", {"partitions": ["t-0", "u-0"]})]
 
 
+def test_events_are_not_written_to_consumer_offsets() -> None:
+    h = classic()
+    h.stable_group("g", 2)
+    events = [r for r in h.records if type(r.key) is GroupEventKey]
+    assert events and [kafka_record(r) for r in events] == [None] * len(events)
+
+
 def test_events_off_write_no_record() -> None:
     h = Harness(GroupConfig(initial_rebalance_delay_ms=100))
     a, _ = h.stable_group("g", 2)
@@ -231,6 +239,11 @@ def test_consumer_group_life() -> None:
     assert details(h.gc, "g", "epoch-bumped") == [("", {"epoch": 1})]
     assert details(h.gc, "g", "assignment-changed") == [
         (a, {"added": [f"t-{p}" for p in range(6)], "removed": []})]
+    written = len(h.records)
+    for _ in range(3):
+        h.advance(1_000)
+        one.beat()
+    assert h.records[written:] == [], "a steady member's heartbeats write nothing"
     two = ch.Client(h, "g")
     mark = h.gc.events.issued
     two.join()
