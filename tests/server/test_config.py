@@ -258,6 +258,20 @@ def _another(value: int | bool) -> int | bool:
     return value + (1 if value < 2**31 - 1 else -1)
 
 
+@pytest.mark.parametrize(("argv", "on"), [([], True), (["--events"], True),
+                                           (["--no-events"], False)])
+def test_the_events_flag_reaches_both_coordinators(argv, on):
+    cfg = cli.serve_config(cli.parser().parse_args(["serve", "--in-memory", *argv]), {})
+    server = build(cfg)
+    try:
+        assert server.broker.groups is not None
+        assert server.broker.groups.config.events is on
+        # Transactions write their events into the same log, or none.
+        assert (server.broker.transactions.events is server.broker.groups.events) is on
+    finally:
+        server.broker.topics.close()
+
+
 # -- the durability settings reach the writer ---------------------------------------------
 
 
