@@ -99,9 +99,6 @@ class CommitSummary:
             counts[0] = counts[1] = 0
             counts[2] = now
 
-    def forget(self, group_id: str) -> None:
-        self._counts.pop(group_id, None)
-
 
 class _Member(Protocol):
     @property
