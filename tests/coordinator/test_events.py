@@ -381,3 +381,25 @@ def test_transactions_without_events_write_none() -> None:
     assert m.add_partitions("tx", r.producer_id, r.producer_epoch, {"out": [0]}) == {
         ("out", 0): 0}
     assert [r for r in m.log if type(r.key) is GroupEventKey] == []
+
+
+def test_streams_pause_resume_and_session_timeout() -> None:
+    h = StreamsHarness(cfg=streams_config(events=True))
+    one = h.join("m1")
+    two = h.join("m2")
+    h.beat("m1", one.member_epoch, set())
+    mark = h.gc.events.issued
+    h.pause("app", {"words": [0]})
+    assert seen(h.gc, "app", mark) == [("partitions-paused", "request", ""),
+                                       ("epoch-bumped", "partitions-paused", "")]
+    mark = h.gc.events.issued
+    h.resume("app", {"words": [0]})
+    assert seen(h.gc, "app", mark) == [("partitions-resumed", "request", ""),
+                                       ("epoch-bumped", "partitions-resumed", "")]
+    mark = h.gc.events.issued
+    epoch = two.member_epoch
+    for _ in range(10):
+        h.advance(5_000)
+        epoch = h.beat("m2", epoch, None).member_epoch
+    assert seen(h.gc, "app", mark)[:2] == [("member-left", "session-timeout", "m1"),
+                                           ("epoch-bumped", "member-left", "")]
