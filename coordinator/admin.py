@@ -145,13 +145,13 @@ class AdminHandlers:
         if consumer_group is not None:
             if consumer_group.members:
                 return E.NON_EMPTY_GROUP
-            remove_group(self.rt, group_id)
+            remove_group(self.rt, group_id, "request")
             return E.NONE
         streams_group = self.rt.streams_groups.get(group_id) if self.rt.streams_groups else None
         if streams_group is not None:
             if streams_group.members:
                 return E.NON_EMPTY_GROUP
-            remove_group(self.rt, group_id)
+            remove_group(self.rt, group_id, "request")
             return E.NONE
         group = self.rt.groups.get(group_id)
         does = Rule.NOT_FOUND if group is None else rule(Request.DELETE, group.state)
@@ -159,5 +159,5 @@ class AdminHandlers:
             return E.GROUP_ID_NOT_FOUND
         if does is Rule.NOT_EMPTY:
             return E.NON_EMPTY_GROUP
-        remove_group(self.rt, group_id)
+        remove_group(self.rt, group_id, "request")
         return E.NONE

@@ -327,6 +327,10 @@ class GroupCoordinator:
     def _undo(self, start: int, answered: int) -> None:
         rt = self._rt
         rt.journal.rollback()
+        dropped = [v.seq for r in rt.records[start:]
+                   if type(r.key) is GroupEventKey and (v := r.value) is not None]
+        if dropped:
+            rt.events.issued = min(dropped)  # the events it wrote are not; their numbers are free
         del rt.records[start:]
         del rt.responses[answered:]
 

@@ -21,6 +21,7 @@ from kcsim.storage.records import Record
 
 from .groups.membership import validate_member
 from .groups.state import RULES, Request, Rule, rule
+from .shared import emit
 from .shared.paused import paused_by_name
 from .shared.record_helpers import offset_record
 from .shared.removal import remove_group
@@ -137,6 +138,7 @@ class OffsetHandlers:
     def __init__(self, runtime: GroupRuntime, rebalancer: Rebalancer) -> None:
         self.rt = runtime
         self.rb = rebalancer
+        self.summary = emit.CommitSummary()
 
     # -- OffsetCommit -------------------------------------------------------
 
@@ -210,6 +212,10 @@ class OffsetHandlers:
         with_epoch = version >= 6
         committed = _COMMITTED
         answered = []
+        events = self.rt.config.events
+        # KIP-1249: an admin resetting paused partitions of a running group (else: commits).
+        reset: list[Record] | None = [] if events and refused is not None else None
+        written = 0
         for key, name, partitions in valid:
             parts: list[CommitPartition] = []
             append = parts.append
@@ -243,8 +249,24 @@ class OffsetHandlers:
                 append(answer if answer is not None else _committed(index))
             if run:
                 self.rt.write_commits(run)
+                written += len(run)
+                if reset is not None:
+                    reset += run
             answered.append((key, parts))
+        if events and written:
+            if reset is None:
+                self.summary.note(self.rt, group_id, written)
+            else:
+                self._reset_event(group_id, reset)
         return OffsetCommitResponse(topics=_merge(rejected, answered))
+
+    def _reset_event(self, group_id: str, records: list[Record]) -> None:
+        """An admin set the group's offsets (a reset, as AlterConsumerGroupOffsets does)."""
+        keys: list[OffsetCommitKey] = [r.key for r in records]
+        emit.event(self.rt, group_id, emit.group_type(self.rt, group_id), "offsets-reset",
+                   "request", "", {
+                       "partitions": [f"{k.topic}-{k.partition}" for k in keys],
+                       "offsets": [str(v.offset) for r in records if (v := r.value) is not None]})
 
     def _validate_commit(self, version: int, request: OffsetCommitRequest) -> int:
         """Kafka's ClassicGroup.validateOffsetCommit; a manual commit to an unknown id makes a
@@ -470,6 +492,7 @@ class OffsetHandlers:
             if does is Rule.DELETE_UNSUBSCRIBED and not group.uses_consumer_protocol():
                 return OffsetDeleteResponse(error_code=E.NON_EMPTY_GROUP)
             subscribed = group.is_subscribed_to_topic
+        gone: list[tuple[str, int]] = []
         for name, partitions in valid:
             if subscribed(name):
                 for index in partitions:
@@ -482,6 +505,10 @@ class OffsetHandlers:
                 if index not in deleted and self.rt.offsets.get(group_id, name, index) is not None:
                     deleted.add(index)
                     self.rt.write(offset_record(group_id, name, index, None))
+            gone.extend((name, index) for index in deleted)
+        if gone:
+            emit.event(self.rt, group_id, emit.group_type(self.rt, group_id), "offsets-deleted",
+                       "request", "", {"partitions": emit.partitions(gone)})
         return OffsetDeleteResponse(error_code=E.NONE, topics=out.order)
 
     # -- retention (KIP-211) --------------------------------------------------
@@ -495,7 +522,7 @@ class OffsetHandlers:
             expired, all_expired = self._expired_offsets(
                 group_id, expiration_base(group), group.is_subscribed_to_topic)
             if all_expired and rule(Request.DELETE, group.state) is Rule.DELETE_GROUP:
-                remove_group(rt, group_id)
+                self._expire_group(group_id, expired)
             else:
                 self._delete_offsets(group_id, expired)
         for group_id, consumer_group in rt.consumer_groups.items():
@@ -505,7 +532,7 @@ class OffsetHandlers:
             expired, all_expired = self._expired_offsets(group_id, _commit_time,
                                                          subscribed.__contains__)
             if all_expired and not consumer_group.members:
-                remove_group(rt, group_id)
+                self._expire_group(group_id, expired)
             else:
                 self._delete_offsets(group_id, expired)
         for group_id, streams_group in rt.streams_groups.items():
@@ -514,11 +541,22 @@ class OffsetHandlers:
             expired, all_expired = self._expired_offsets(
                 group_id, _commit_time, streams_group.source_topics().__contains__)
             if all_expired and not streams_group.members:
-                remove_group(rt, group_id)
+                self._expire_group(group_id, expired)
             else:
                 self._delete_offsets(group_id, expired)
 
+    def _expire_group(self, group_id: str, expired: list[tuple[str, int]]) -> None:
+        """Retention: the group's last offsets expired, and the group goes with them."""
+        if expired:
+            emit.event(self.rt, group_id, emit.group_type(self.rt, group_id), "offsets-expired",
+                       "retention", "", {"partitions": emit.partitions(expired)})
+        remove_group(self.rt, group_id, "retention")
+
     def _delete_offsets(self, group_id: str, partitions: list[tuple[str, int]]) -> None:
+        """Retention: the expired offsets go (then, when they were all, the group may)."""
+        if partitions:
+            emit.event(self.rt, group_id, emit.group_type(self.rt, group_id), "offsets-expired",
+                       "retention", "", {"partitions": emit.partitions(partitions)})
         for topic, partition in partitions:
             self.rt.write(offset_record(group_id, topic, partition, None))
 

@@ -484,6 +484,10 @@ class Config(msgspec.Struct, kw_only=True):
     extensions: Annotated[bool, Meta(
         description="serve the kcsim extension APIs (KIP-1249 pause/resume/list paused partitions)",
     )] = True
+    events: Annotated[bool, Meta(
+        description="write the group event log: each change of a group's life (members "
+                    "joining and leaving, rebalances, pauses, offsets, transactions) with "
+                    "its cause, as records replay rebuilds (off: none is written)")] = True
     pause_api_keys: Annotated[str, Meta(
         description="wire API keys of PausePartitions,ResumePartitions,ListPausedPartitions",
         extra=_checked("three distinct API keys 0..32767, comma-separated", _valid_api_keys),

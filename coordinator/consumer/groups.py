@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from kcsim.protocol.errors import ErrorCode
 
+from ..shared import emit
 from ..shared.record_helpers import member_tombstones
 from ..shared.timers import TimerKey, rebalance_key, session_key
 from .model import Assignment, ConsumerGroup, ConsumerMember, MemberState
@@ -44,15 +45,17 @@ class ConsumerGroups:
     # Each takes `view`: the group as the records this call has written so far will
     # make it (`ConsumerGroup.with_member`), since they fold in only once it returns.
 
-    def next_epoch(self, view: ConsumerGroup, bump: bool) -> int:
-        """The group epoch after this call: one more (written) if asked or if the
-        subscribed topics changed, else the same."""
+    def next_epoch(self, view: ConsumerGroup, bump: bool, cause: str = "") -> int:
+        """The group epoch after this call: one more (written) if asked (for `cause`) or if
+        the subscribed topics changed ("metadata-changed"), else the same."""
         rt = self.rt
         self.refresh_regexes(view)
         new_hash = metadata_hash(subscription_metadata(view, rt.topics))
         if bump or new_hash != view.metadata_hash:
             epoch = view.group_epoch + 1
             rt.write(epoch_record(view.group_id, epoch, new_hash))
+            emit.consumer(rt, view.group_id, "epoch-bumped", cause if bump else "metadata-changed",
+                          detail={"epoch": epoch})
             return epoch
         return view.group_epoch
 
@@ -83,10 +86,10 @@ class ConsumerGroups:
         return (last == 0 or now < last
                 or now >= last + self.rt.group_configs.assignment_interval_ms(group.group_id))
 
-    def reassign_now(self, group: ConsumerGroup, paused: PausedSet) -> None:
+    def reassign_now(self, group: ConsumerGroup, paused: PausedSet, cause: str) -> None:
         """New target at once, whatever the assignment interval: the assignable partitions
-        changed (a pause, written in this call)."""
-        self.targets(group, self.next_epoch(group, bump=True), paused, at_once=True)
+        changed (a pause or resume, `cause`, written in this call)."""
+        self.targets(group, self.next_epoch(group, bump=True, cause=cause), paused, at_once=True)
 
     def refresh_regexes(self, view: ConsumerGroup, force: bool = False) -> None:
         """Match the group's regular expressions against the topics again when due (soft state,
@@ -111,17 +114,20 @@ class ConsumerGroups:
         else:
             rt.deadlines.cancel(rebalance_key(group_id, member.member_id))
 
-    def fence(self, group: ConsumerGroup, member_id: str) -> None:
-        """Remove a member (left, or timed out) and bump the epoch so others rebalance."""
+    def fence(self, group: ConsumerGroup, member_id: str, cause: str) -> None:
+        """Remove a member (left, or timed out: `cause`) and bump the epoch so others
+        rebalance."""
         rt = self.rt
         for record in member_tombstones(group.group_id, member_id):
             rt.write(record)
+        emit.consumer(rt, group.group_id, "member-left", cause, member_id)
         view = group.with_member(group.members[member_id], None)
-        epoch = self.next_epoch(view, bump=True)
+        epoch = self.next_epoch(view, bump=True, cause="member-left")
         if not view.members:
             # Kafka gives a group its last member left the empty target at once; with
             # members left, the target follows at their next heartbeat.
             rt.write(target_epoch_record(group.group_id, epoch))
+            emit.consumer(rt, group.group_id, "empty")
 
     def leave_classic(self, group: ConsumerGroup,
                       identities: list[tuple[str, str | None]]) -> list[int]:
@@ -141,7 +147,7 @@ class ConsumerGroups:
             elif member_id not in view.members:
                 errors.append(int(ErrorCode.UNKNOWN_MEMBER_ID))
                 continue
-            self.fence(view, member_id)
+            self.fence(view, member_id, "removed")
             view = view.with_member(view.members[member_id], None)
             errors.append(int(ErrorCode.NONE))
         return errors
@@ -162,14 +168,14 @@ class ConsumerGroups:
     def on_session_expired(self, key: TimerKey, _: object) -> None:
         group = self.rt.consumer_groups.get(key.group_id)
         if group is not None and key.member_id in group.members:
-            self.fence(group, key.member_id)
+            self.fence(group, key.member_id, "session-timeout")
 
     def on_revocation_expired(self, key: TimerKey, epoch: object) -> None:
         """Fence a member still stuck at the epoch its rebalance time-out was armed for."""
         group = self.rt.consumer_groups.get(key.group_id)
         member = None if group is None else group.members.get(key.member_id)
         if group is not None and member is not None and member.member_epoch == epoch:
-            self.fence(group, key.member_id)
+            self.fence(group, key.member_id, "rebalance-timeout")
 
     def start_loaded(self, group_id: str) -> None:
         """A group read back from the log: sessions (and pending revocations) start now."""

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from kcsim.protocol.errors import ErrorCode
 from kcsim.protocol.messages.consumer_group import ConsumerGroupHeartbeatResponse
 
+from ..shared import emit
 from ..shared.describing import not_found_message
 from ..shared.interface import kafka_client_host
 from ..shared.record_helpers import group_record, member_tombstones
@@ -120,7 +121,7 @@ class HeartbeatHandler:
         if req.instance_id is None:
             if member_id not in group.members:
                 raise unknown_member(member_id, group.group_id)
-            self.ops.fence(group, member_id)
+            self.ops.fence(group, member_id, "leave-request")
         else:
             member = group.static_member(req.instance_id)
             if member is None:
@@ -134,7 +135,7 @@ class HeartbeatHandler:
                 leaving.pending_revocation = EMPTY
                 self.rt.write(current_record(group.group_id, leaving))
             else:
-                self.ops.fence(group, member_id)
+                self.ops.fence(group, member_id, "leave-request")
         return ConsumerGroupHeartbeatResponse(member_id=member_id, member_epoch=epoch, heartbeat_interval_ms=0)
 
     # -- a regular heartbeat ---------------------------------------------------
@@ -185,11 +186,16 @@ class HeartbeatHandler:
         # Nothing can fail from here on: write. The records fold in once the call returns,
         # so what follows reads `view`, the group as they will make it.
         view = group
+        events = rt.config.events
         if convert:
             rt.write(group_record(gid, None))
+        if events and not group.members and gid not in rt.consumer_groups:
+            emit.consumer(rt, gid, "group-created")
         if replaced is not None:
             for record in member_tombstones(gid, replaced.member_id):
                 rt.write(record)
+            emit.consumer(rt, gid, "member-left", "replaced", replaced.member_id)
+            emit.consumer(rt, gid, "member-joined", "", member_id)
             rt.write(member_record(gid, updated))
             rt.write(target_record(gid, member_id, inherited))
             rt.write(current_record(gid, updated))
@@ -199,9 +205,13 @@ class HeartbeatHandler:
             rt.write(member_record(gid, updated))
             view = group.with_member(group.members.get(member_id), updated)
         bump = updated.subscribed_topic_names != member.subscribed_topic_names or regex_changed
+        cause = "subscription-changed"
+        if events and replaced is None and member_id not in group.members:
+            emit.consumer(rt, gid, "member-joined", "", member_id)
+            cause = "member-joined"
         if regex_changed:
             self.ops.refresh_regexes(view, force=True)
-        epoch = self.ops.next_epoch(view, bump)
+        epoch = self.ops.next_epoch(view, bump, cause)
         target_epoch, targets = self.ops.targets(view, epoch)
 
         owner: Owner = view.owner
@@ -212,6 +222,8 @@ class HeartbeatHandler:
         nxt = reconcile(current, target_epoch, targets.get(member_id, EMPTY), owner, owned)
         if nxt is not current:
             self.ops.write_current(gid, nxt)
+            if events:
+                self._reconciled_events(view, nxt, current, target_epoch, epoch)
         self.ops.schedule_session(gid, member_id)
 
         final = nxt
@@ -227,6 +239,19 @@ class HeartbeatHandler:
         if full or final.assigned != member.assigned:
             response.assignment = response_assignment(final.assigned)
         return response
+
+    def _reconciled_events(self, view: ConsumerGroup, nxt: ConsumerMember,
+                           current: ConsumerMember, target_epoch: int, epoch: int) -> None:
+        """The member's assignment moved (`assignment-changed`: the partitions it gained and
+        lost), and the group is `stable` once every member holds its target at the epoch."""
+        rt, gid = self.rt, view.group_id
+        if nxt.assigned != current.assigned:
+            name = rt.topics.topic_name
+            emit.consumer(rt, gid, "assignment-changed", "", nxt.member_id, emit.moved(
+                {name(t) or str(t): ps for t, ps in current.assigned.items()},
+                {name(t) or str(t): ps for t, ps in nxt.assigned.items()}))
+        if emit.became_stable(view.members.values(), current, nxt, target_epoch, epoch):
+            emit.consumer(rt, gid, "stable")
 
     def _new_member_id(self) -> str:
         return base64.urlsafe_b64encode(self.rt.new_uuid().bytes).decode().rstrip("=")

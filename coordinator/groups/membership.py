@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from kcsim.protocol.errors import ErrorCode
 
+from ..shared import emit
 from ..shared.interface import kafka_client_host
 from ..shared.record_helpers import consumer_group_tombstones
 from ..shared.timers import heartbeat_key
@@ -146,6 +147,7 @@ class MembershipHandlers:
                 return join_error(version, E.UNKNOWN_MEMBER_ID, join.member_id)
             group = ClassicGroup(join.group_id, self.rt.now, journal=self.rt.journal)
             self.rt.add_group(group)
+            emit.classic(self.rt, join.group_id, "group-created")
         written = len(self.rt.records)
 
         if not self._accept_joining_member(group, join.member_id):
@@ -156,7 +158,7 @@ class MembershipHandlers:
         else:
             response = self._join_existing_member(group, join)
 
-        if new_group and len(self.rt.records) == written:
+        if new_group and not emit.changed_since(self.rt, written):
             persist_group(self.rt, group, new_group_metadata_value(group))
         return response
 
@@ -238,6 +240,7 @@ class MembershipHandlers:
         return self.rt.park(join.token, join.version)
 
     def _update_member(self, group: ClassicGroup, member: Member, join: JoinRequest) -> None:
+        cause = "request" if member.matches(join.protocols) else "subscription-changed"
         self.rt.drop(member.join_waiter)
         group.update_member(
             member,
@@ -246,7 +249,7 @@ class MembershipHandlers:
             join.session_timeout_ms,
             self._park(join),
         )
-        self.rb.maybe_prepare_rebalance_or_complete_join(group)
+        self.rb.maybe_prepare_rebalance_or_complete_join(group, cause)
 
     def _add_member(self, group: ClassicGroup, join: JoinRequest, member_id: str) -> None:
         member = Member(
@@ -263,9 +266,10 @@ class MembershipHandlers:
         if group.in_initial_rebalance():
             group.note_new_member(True)
         group.add(member, self._park(join))
+        emit.classic(self.rt, group.group_id, "member-joined", "", member_id)
         # New members cannot heartbeat yet: their parked join times out on its own clock.
         self.rb.reschedule_heartbeat(group, member, self.rt.config.new_member_join_timeout_ms)
-        self.rb.maybe_prepare_rebalance_or_complete_join(group)
+        self.rb.maybe_prepare_rebalance_or_complete_join(group, "member-joined")
 
     def _replace_static_member(
         self, group: ClassicGroup, join: JoinRequest, old_member_id: str, new_member_id: str
@@ -275,6 +279,8 @@ class MembershipHandlers:
         does = rule(Request.JOIN_STATIC, group.state)
         current_leader = group.leader_id
         old, new = group.replace_static_member(join.group_instance_id, old_member_id, new_member_id)
+        emit.classic(self.rt, group.group_id, "member-left", "replaced", old_member_id)
+        emit.classic(self.rt, group.group_id, "member-joined", "", new_member_id)
         self._fence(group, old)
         self.rb.cancel_heartbeat(group, old_member_id)
         self.rb.reschedule_heartbeat(group, new)
@@ -309,10 +315,10 @@ class MembershipHandlers:
                     )
                 self.rt.respond(waiter.token, response)
             else:
-                self.rb.maybe_prepare_rebalance_or_complete_join(group)
+                self.rb.maybe_prepare_rebalance_or_complete_join(group, "member-joined")
         elif does is Rule.REPLACE_AND_REBALANCE:
             # The leader may already hold the old member id: rebalance so assignments match.
-            self.rb.prepare_rebalance(group)
+            self.rb.prepare_rebalance(group, "member-joined")
         elif does is Rule.REPLACE_AND_WAIT:
             self.rb.maybe_complete_join_phase(group)
         return None
@@ -417,8 +423,11 @@ class MembershipHandlers:
             return leave_response(version, E.INVALID_GROUP_ID, ())
         if version >= 3:
             identities = [(m.member_id, m.group_instance_id) for m in request.members]
+            causes = [_leave_cause(m.member_id, m.reason if version >= 5 else None)
+                      for m in request.members]
         else:
             identities = [(request.member_id, None)]
+            causes = ["leave-request"]
         group = self.rt.groups.get(request.group_id)
         if group is None:
             consumer = self.rt.consumer_groups.get(request.group_id)
@@ -432,11 +441,11 @@ class MembershipHandlers:
 
         results = []
         left_any = False
-        for member_id, instance_id in identities:
+        for (member_id, instance_id), cause in zip(identities, causes):
             if member_id == "":
                 # Admin removal of a static member by its instance id alone.
                 if instance_id is not None and instance_id in group.static_members:
-                    self._remove_current_member(group, group.static_members[instance_id])
+                    self._remove_current_member(group, group.static_members[instance_id], cause)
                     results.append(leave_member(member_id, instance_id))
                     left_any = True
                 else:
@@ -451,25 +460,34 @@ class MembershipHandlers:
                 if error:
                     results.append(leave_member(member_id, instance_id, error))
                 else:
-                    self._remove_current_member(group, member_id)
+                    self._remove_current_member(group, member_id, cause)
                     results.append(leave_member(member_id, instance_id))
                     left_any = True
 
         if left_any:
             if does is Rule.LEAVE_REBALANCE:
-                self.rb.maybe_prepare_rebalance_or_complete_join(group)
+                self.rb.maybe_prepare_rebalance_or_complete_join(group, "member-left")
             elif does is Rule.LEAVE_JOIN_MAY_END:
                 self.rb.maybe_complete_join_phase(group)
         return leave_response(version, E.NONE, results)
 
-    def _remove_current_member(self, group: ClassicGroup, member_id: str) -> None:
+    def _remove_current_member(self, group: ClassicGroup, member_id: str, cause: str) -> None:
         member = group.members[member_id]
+        emit.classic(self.rt, group.group_id, "member-left", cause, member_id)
         self.rb.cancel_heartbeat(group, member_id)
         waiter = group.take_join_waiter(member)
         if waiter is not None:
             self.rt.respond(waiter.token, join_error(waiter.version, E.UNKNOWN_MEMBER_ID))
         self.rt.drop(group.take_sync_waiter(member))
         group.remove(member_id)
+
+
+def _leave_cause(member_id: str, reason: str | None) -> str:
+    """Why a member named in a LeaveGroup leaves: removed by an admin (named by its
+    instance id alone, or with the admin client's reason), else its own leave request."""
+    if not member_id or (reason is not None and "admin" in reason):
+        return "removed"
+    return "leave-request"
 
 
 def _inconsistent(requested: str | None, actual: str | None) -> bool:

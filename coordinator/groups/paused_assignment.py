@@ -64,3 +64,14 @@ def filter_assignment(raw: bytes, paused: Mapping[str, frozenset[int]]) -> bytes
         return raw
     assignment.assigned_partitions = kept
     return encode_assignment(assignment, version)
+
+
+def assigned_partitions(raw: bytes) -> dict[str, list[int]]:
+    """A consumer-protocol assignment's partitions by topic (none for bytes we cannot parse)."""
+    if not raw:
+        return {}
+    try:
+        assignment = decode_assignment(raw)
+    except (DecodeError, struct.error):
+        return {}
+    return {tp.topic: list(tp.partitions) for tp in assignment.assigned_partitions}

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from kcsim.protocol.errors import ErrorCode
 
+from ..shared import emit
 from ..shared.timers import TimerKey, heartbeat_key, join_key, sync_key
 from .fold import persist_group
-from .paused_assignment import without_paused
+from .paused_assignment import assigned_partitions, without_paused
 from .records import group_metadata_value
 from .responses import current_members, generation_response, join_error, sync_response
 from .state import (
@@ -69,7 +70,7 @@ class Rebalancer:
         for member in group.members.values():
             self.reschedule_heartbeat(group, member)
         if len(group.members) > self.rt.config.group_max_size:
-            self.prepare_rebalance(group)
+            self.prepare_rebalance(group, "config-changed")
 
     def on_heartbeat_expired(self, key: TimerKey, _: object) -> None:
         group_id, member_id = key.group_id, key.member_id
@@ -86,6 +87,8 @@ class Rebalancer:
             self.remove_member_and_update_group(group, member)
 
     def remove_member_and_update_group(self, group: ClassicGroup, member: Member) -> None:
+        """A member whose session expired leaves; the others rebalance."""
+        emit.classic(self.rt, group.group_id, "member-left", "session-timeout", member.member_id)
         waiter = group.take_join_waiter(member)
         if waiter is not None:
             self.rt.respond(waiter.token, join_error(waiter.version, ErrorCode.UNKNOWN_MEMBER_ID))
@@ -93,14 +96,16 @@ class Rebalancer:
         group.remove(member.member_id)
         does = rule(Request.LEAVE, group.state)
         if does is Rule.LEAVE_REBALANCE:
-            self.maybe_prepare_rebalance_or_complete_join(group)
+            self.maybe_prepare_rebalance_or_complete_join(group, "member-left")
         elif does is Rule.LEAVE_JOIN_MAY_END and group.has_all_members_joined():
             self.complete_join(group)
 
     def remove_member_silently(self, group: ClassicGroup, member_id: str) -> None:
-        """Drop a member whose parked requests Kafka leaves unanswered."""
+        """Drop a member whose parked requests Kafka leaves unanswered: it did not rejoin
+        or sync within the rebalance time-out."""
         member = group.members.get(member_id)
         if member is not None:
+            emit.classic(self.rt, group.group_id, "member-left", "rebalance-timeout", member_id)
             if member.join_waiter is not None:
                 self.rt.drop(group.take_join_waiter(member))
             self.rt.drop(group.take_sync_waiter(member))
@@ -109,13 +114,14 @@ class Rebalancer:
 
     # -- join phase ---------------------------------------------------------
 
-    def maybe_prepare_rebalance_or_complete_join(self, group: ClassicGroup) -> None:
+    def maybe_prepare_rebalance_or_complete_join(self, group: ClassicGroup, cause: str) -> None:
         if group.can_rebalance():
-            self.prepare_rebalance(group)
+            self.prepare_rebalance(group, cause)
         else:
             self.maybe_complete_join_phase(group)
 
-    def prepare_rebalance(self, group: ClassicGroup) -> None:
+    def prepare_rebalance(self, group: ClassicGroup, cause: str) -> None:
+        """Start a rebalance; `cause` says why (an event's cause)."""
         if group.state is COMPLETING_REBALANCE:
             self.reset_and_propagate_assignment_with_error(group, ErrorCode.REBALANCE_IN_PROGRESS)
         self.remove_sync_expiration(group)
@@ -127,6 +133,7 @@ class Rebalancer:
                 join_key(group.group_id), self.rt.now + delay, InitialDelay(delay, remaining)
             )
         group.transition_to(PREPARING_REBALANCE, self.rt.now)
+        emit.classic(self.rt, group.group_id, "rebalance-started", cause)
         if not initial:
             self.maybe_complete_join_else_schedule(group)
 
@@ -189,8 +196,11 @@ class Rebalancer:
             )
             return
         group.init_next_generation(rt.now)
+        emit.classic(rt, group.group_id, "generation-bumped",
+                     detail={"generation": group.generation})
         if group.state is EMPTY:
             persist_group(rt, group, group_metadata_value(group, {}))
+            emit.classic(rt, group.group_id, "empty")
             return
         leader_view = None
         for member in group.members.values():
@@ -226,7 +236,7 @@ class Rebalancer:
         if group.pending_sync:
             for member_id in list(group.pending_sync):
                 self.remove_member_silently(group, member_id)
-            self.prepare_rebalance(group)
+            self.prepare_rebalance(group, "member-left")
 
     def remove_pending_sync_member(self, group: ClassicGroup, member_id: str) -> None:
         group.synced(member_id)
@@ -273,8 +283,27 @@ class Rebalancer:
         full = {m: assignments.get(m, b"") for m in group.members}
         full = dict(without_paused(self.rt, group, full))
         persist_group(self.rt, group, group_metadata_value(group, full))
+        if self.rt.config.events:
+            self._assignment_events(group, full)
         self.set_and_propagate_assignment(group, full)
         group.transition_to(STABLE, self.rt.now)
+        emit.classic(self.rt, group.group_id, "stable")
+
+    def _assignment_events(self, group: ClassicGroup, assignments: Mapping[str, bytes]) -> None:
+        """`assignment-changed` for each member whose assignment the leader changed: the
+        partitions it gained and lost (consumer-protocol groups), else its new size."""
+        consumer = group.uses_consumer_protocol()
+        for member in group.members.values():
+            new = assignments.get(member.member_id, b"")
+            if new == member.assignment:
+                continue
+            if consumer:
+                detail = emit.moved(assigned_partitions(member.assignment),
+                                    assigned_partitions(new))
+            else:
+                detail = {"bytes": len(new)}
+            emit.classic(self.rt, group.group_id, "assignment-changed", "",
+                         member.member_id, detail)
 
 
 def _postpone_ms(group: ClassicGroup) -> int:

@@ -24,6 +24,7 @@ from kcsim.protocol.messages.pause_partitions import (
 )
 
 from ..groups.state import Request, Rule, rule
+from ..shared import emit
 from ..shared.paused import PausedSet, paused_record
 from ..streams.pausing import NOT_READ_MESSAGE, reads
 
@@ -107,7 +108,7 @@ class PauseHandlers:
                                 error_message=f"Group {gid} not found.", responses=[])
         paused: PausedSet = dict(rt.paused.get(gid))
         streams = rt.streams_groups.get(gid) if pausing else None
-        changed = False
+        changed: dict[str, list[int]] = {}  # the partitions whose pause changed, by topic
         answers: dict[str, list[_P]] = {}  # each topic's partitions, in the order first named
         topics: list[_T] = []
         for topic in request.topics:
@@ -132,31 +133,38 @@ class PauseHandlers:
                 _, current = paused.get(topic_id, (topic.name, frozenset()))
                 updated = current | {index} if pausing else current - {index}
                 if updated != current:
-                    changed = True
+                    changed.setdefault(topic.name, []).append(index)
                     paused[topic_id] = (topic.name, updated)
                 answer.append(partition_cls(partition_index=index, error_code=E.NONE))
         if changed:
             rt.write(paused_record(gid, paused))
-            self.take_effect(gid, paused)
+            if rt.config.events:
+                kind = "partitions-paused" if pausing else "partitions-resumed"
+                of_type = emit.group_type(rt, gid)
+                for name, indexes in changed.items():
+                    emit.event(rt, gid, of_type, kind, "request", "",
+                               {"topic": name, "partitions": [str(i) for i in sorted(indexes)]})
+            self.take_effect(gid, paused, pausing)
         return response_cls(error_code=E.NONE, responses=topics)
 
-    def take_effect(self, group_id: str, paused: PausedSet) -> None:
+    def take_effect(self, group_id: str, paused: PausedSet, pausing: bool) -> None:
         """Re-assign the group without (or again with) the partitions whose pause changed
         (`paused`: the group's paused set as this call wrote it)."""
+        cause = "partitions-paused" if pausing else "partitions-resumed"
         group = self.rt.consumer_groups.get(group_id)
         if group is not None:
             if group.members:
-                self.consumer.reassign_now(group, paused)
+                self.consumer.reassign_now(group, paused, cause)
             return
         streams = self.rt.streams_groups.get(group_id)
         if streams is not None:
             if streams.members:
-                self.streams.reassign_now(streams, paused)
+                self.streams.reassign_now(streams, paused, cause)
             return
         classic: ClassicGroup | None = self.rt.groups.get(group_id)
         if (classic is not None and classic.uses_consumer_protocol()
                 and rule(Request.PAUSE, classic.state) is Rule.REBALANCE):
-            self.rb.prepare_rebalance(classic)
+            self.rb.prepare_rebalance(classic, cause)
 
     def list_paused(
         self, version: int, request: ListPausedPartitionsRequest, ctx: RequestContext

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from . import emit
 from .paused import paused_record
 from .record_helpers import (
     consumer_group_tombstones,
@@ -21,8 +22,14 @@ if TYPE_CHECKING:
     from .runtime import GroupRuntime
 
 
-def remove_group(rt: GroupRuntime, group_id: str) -> None:
-    """Write the tombstones that remove the group (of any kind), its offsets and its pauses."""
+def remove_group(rt: GroupRuntime, group_id: str, cause: str) -> None:
+    """Write the tombstones that remove the group (of any kind), its offsets and its pauses;
+    `cause` says why (an admin's request, or retention), for its events."""
+    if rt.config.events:
+        kind = emit.group_type(rt, group_id)
+        if kind == "classic":
+            emit.event(rt, group_id, kind, "dead", cause)
+        emit.event(rt, group_id, kind, "deleted", cause)
     offsets = rt.offsets.group(group_id)
     if offsets:
         doomed = [(t, p) for t, parts in offsets.items() for p in parts]

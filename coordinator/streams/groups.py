@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
+from ..shared import emit
 from ..shared.timers import (
     TimerKey,
     streams_initial_delay_key,
@@ -117,7 +118,8 @@ class StreamsGroups:
         return configured, new_hash
 
     def next_epoch(self, view: StreamsGroup, bump: bool, known: Known | None = None,
-                   configs: AssignmentConfigs | None = None) -> tuple[int, Configured | None]:
+                   configs: AssignmentConfigs | None = None,
+                   cause: str = "") -> tuple[int, Configured | None]:
         """The group epoch after this call (one more, written, if asked or if the topics the
         topology names or its readiness changed), and the configured topology. A heartbeat
         passes the group's assignment configs now: recorded with the epoch it bumps, and a
@@ -134,6 +136,13 @@ class StreamsGroups:
                 or configs != view.last_assignment_configs):
             epoch = view.group_epoch + 1
             self.rt.write(epoch_record(view.group_id, epoch, new_hash, validated, configs))
+            if self.rt.config.events:
+                if not bump:
+                    cause = ("metadata-changed" if new_hash != view.metadata_hash
+                             else "topology-changed" if validated != view.validated_topology_epoch
+                             else "config-changed")
+                emit.streams(self.rt, view.group_id, "epoch-bumped", cause,
+                             detail={"epoch": epoch})
             return epoch, configured
         return view.group_epoch, configured
 
@@ -166,11 +175,11 @@ class StreamsGroups:
         rt.write(target_epoch_record(view.group_id, epoch, rt.now))
         return epoch, targets
 
-    def reassign_now(self, group: StreamsGroup, paused: PausedSet) -> None:
+    def reassign_now(self, group: StreamsGroup, paused: PausedSet, cause: str) -> None:
         """A new group epoch and, at once, its target: the group's paused partitions changed
         (`paused`, written in this call). During the initial rebalance delay only the epoch
         moves; the target follows when the delay ends."""
-        epoch, configured = self.next_epoch(group, bump=True)
+        epoch, configured = self.next_epoch(group, bump=True, cause=cause)
         if streams_initial_delay_key(group.group_id) not in self.rt.deadlines:
             self.targets(group, epoch, configured, paused)
 
@@ -205,7 +214,7 @@ class StreamsGroups:
         at an epoch they hold would never reach them)."""
         group = self.rt.streams_groups.get(key.group_id)
         if group is not None and group.members and group.group_epoch > group.assignment_epoch:
-            epoch, configured = self.next_epoch(group, bump=True)
+            epoch, configured = self.next_epoch(group, bump=True, cause="assignment-interval")
             self.targets(group, epoch, configured)
 
     # -- members ----------------------------------------------------------------
@@ -219,16 +228,19 @@ class StreamsGroups:
         else:
             rt.deadlines.cancel(streams_rebalance_key(group_id, member.member_id))
 
-    def fence(self, group: StreamsGroup, member_id: str) -> None:
-        """Remove a member (left, or timed out) and bump the epoch so the others rebalance."""
+    def fence(self, group: StreamsGroup, member_id: str, cause: str) -> None:
+        """Remove a member (left, or timed out: `cause`) and bump the epoch so the others
+        rebalance."""
         rt = self.rt
         for record in member_tombstones(group.group_id, member_id):
             rt.write(record)
+        emit.streams(rt, group.group_id, "member-left", cause, member_id)
         self.task_offsets.forget(group.group_id, member_id)
         view = view_of(group, group.members[member_id], None)
-        epoch, _ = self.next_epoch(view, bump=True)
+        epoch, _ = self.next_epoch(view, bump=True, cause="member-left")
         if not view.members:
             rt.write(target_epoch_record(group.group_id, epoch))
+            emit.streams(rt, group.group_id, "empty")
             self._set_shutdown(group, None)  # an empty group forgets the request
 
     def _set_shutdown(self, group: StreamsGroup, member_id: str | None) -> None:
@@ -263,14 +275,14 @@ class StreamsGroups:
     def on_session_expired(self, key: TimerKey, _: object) -> None:
         group = self.rt.streams_groups.get(key.group_id)
         if group is not None and key.member_id in group.members:
-            self.fence(group, key.member_id)
+            self.fence(group, key.member_id, "session-timeout")
 
     def on_revocation_expired(self, key: TimerKey, epoch: object) -> None:
         """Fence a member still stuck at the epoch its rebalance time-out was armed for."""
         group = self.rt.streams_groups.get(key.group_id)
         member = None if group is None else group.members.get(key.member_id)
         if group is not None and member is not None and member.member_epoch == epoch:
-            self.fence(group, key.member_id)
+            self.fence(group, key.member_id, "rebalance-timeout")
 
     def start_loaded(self, group_id: str) -> None:
         """A group read back from the log: sessions (and pending revocations) start now."""

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from kcsim.protocol.errors import ErrorCode
 from kcsim.protocol.messages.streams_group import StreamsGroupHeartbeatResponse
 
+from ..shared import emit
 from ..shared.describing import not_found_message
 from ..shared.interface import kafka_client_host
 from ..shared.record_helpers import group_record
@@ -158,7 +159,7 @@ class HeartbeatHandler:
         if req.instance_id is None:
             if member_id not in group.members:
                 raise unknown_member(member_id, group.group_id)
-            self.ops.fence(group, member_id)
+            self.ops.fence(group, member_id, "leave-request")
         else:
             member = self._static_owner(group, member_id, req.instance_id)
             if epoch == LEAVE_GROUP_STATIC_EPOCH:
@@ -167,7 +168,7 @@ class HeartbeatHandler:
                 leaving.pending_revocation = EMPTY_TASKS
                 self.rt.write(current_record(group.group_id, leaving))
             else:
-                self.ops.fence(group, member_id)
+                self.ops.fence(group, member_id, "leave-request")
         return Response(member_id=member_id, member_epoch=epoch)
 
     @staticmethod
@@ -219,14 +220,21 @@ class HeartbeatHandler:
         # Nothing can fail from here on: write. The records fold in once the call returns.
         if convert:
             rt.write(group_record(gid, None))
+        events = rt.config.events
+        if events and not group.members and gid not in rt.streams_groups:
+            emit.streams(rt, gid, "group-created")
         view = group
+        cause = "subscription-changed"
         if on_topology is OnTopology.STORE and sent is not None:
             rt.write(topology_record(gid, sent))
             view = view_of(group, None, None)
             view.topology = sent
+            cause = "topology-changed"
         if replaced is not None:
             for record in member_tombstones(gid, replaced.member_id):
                 rt.write(record)
+            emit.streams(rt, gid, "member-left", "replaced", replaced.member_id)
+            emit.streams(rt, gid, "member-joined", "", member_id)
             rt.write(member_record(gid, updated))
             rt.write(target_record(gid, member_id, inherited))
             rt.write(current_record(gid, updated))
@@ -239,8 +247,11 @@ class HeartbeatHandler:
                 rt.write(member_record(gid, updated))
                 view = view_of(view, group.members.get(member_id), updated)
             bump = changed or _short_of_target(group, member)
+        if events and replaced is None and member_id not in group.members:
+            emit.streams(rt, gid, "member-joined", "", member_id)
+            cause = "member-joined"
         configs = rt.group_configs.streams_assignment_configs(gid)
-        epoch, configured = self.ops.next_epoch(view, bump, known, configs)
+        epoch, configured = self.ops.next_epoch(view, bump, known, configs, cause)
         delayed = None
         if epoch > view.assignment_epoch:
             if self.ops.assignment_delayed(view, first_member=not group.members):
@@ -263,6 +274,8 @@ class HeartbeatHandler:
         nxt = reconcile(updated, target_epoch, target, owner, owned)
         if nxt is not updated:
             self.ops.write_current(gid, nxt)
+            if events:
+                self._reconciled_events(view, nxt, member, target_epoch, epoch)
         self.ops.schedule_session(gid, member_id)
         if req.shutdown_application:
             self.ops.request_shutdown(group, member_id)
@@ -302,6 +315,17 @@ class HeartbeatHandler:
         if statuses:
             response.status = statuses
         return response
+
+    def _reconciled_events(self, view: StreamsGroup, nxt: StreamsMember, before: StreamsMember,
+                           target_epoch: int, epoch: int) -> None:
+        """The member's active tasks moved (`assignment-changed`: "subtopology_partition"
+        gained and lost), and the group is `stable` once every member holds its target."""
+        rt, gid = self.rt, view.group_id
+        if nxt.assigned.active != before.assigned.active:
+            emit.streams(rt, gid, "assignment-changed", "", nxt.member_id,
+                         emit.moved(before.assigned.active, nxt.assigned.active, "_"))
+        if emit.became_stable(view.members.values(), before, nxt, target_epoch, epoch):
+            emit.streams(rt, gid, "stable")
 
     def _ask_for(self, topic: NewTopic) -> None:
         """Ask the broker for a missing internal topic (undone if the call raises)."""

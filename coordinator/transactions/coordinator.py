@@ -65,6 +65,7 @@ if TYPE_CHECKING:
         TxnOffsetCommitRequest,
     )
 
+    from ..shared.events import EventHistory
     from ..shared.interface import TopicLookup
 
 E = ErrorCode
@@ -129,6 +130,10 @@ class TransactionCoordinator:
         self._endings: list[Ending] = []
         self._tail = self._records
         self._failures: list[Failure] = []
+        # The group event log (the group coordinator's), when events are on: a transaction's
+        # events are written among its records and fold into it once the call is over.
+        self.events: EventHistory | None = None
+        self._unfolded: list[Record] = []
 
     # -- the fold -------------------------------------------------------------
 
@@ -172,6 +177,20 @@ class TransactionCoordinator:
         self._tail.append(record)
         self.apply(record)
 
+    def _event(self, meta: TxnMetadata, kind: str, cause: str = "request") -> None:
+        """Write an event of the transactional id (group type "transaction"), if events are on."""
+        events = self.events
+        if events is not None:
+            detail: dict[str, str | int | list[str]] = {
+                "producer_id": meta.producer_id,
+                "partitions": [f"{t}-{p}" for t, p in sorted(meta.partitions)]}
+            if meta.groups:
+                detail["groups"] = sorted(meta.groups)
+            record = events.event(self.now, meta.transactional_id, "transaction", kind, cause,
+                                  "", detail)
+            self._tail.append(record)
+            self._unfolded.append(record)
+
     def _new_producer_id(self) -> int:
         """The next producer id; ids are reserved in durable blocks, so none is handed out
         twice across restarts (ids of a block begun before a restart are skipped)."""
@@ -195,7 +214,7 @@ class TransactionCoordinator:
         to the tail and endings only at the end, so cutting both back drops what it wrote."""
         journal = self._journal
         tail, endings = self._tail, len(self._endings)
-        written = len(tail)
+        written, unfolded = len(tail), len(self._unfolded)
         journal.begin()
         try:
             result = step()
@@ -203,6 +222,7 @@ class TransactionCoordinator:
             journal.rollback()
             del tail[written:]
             del self._endings[endings:]
+            del self._unfolded[unfolded:]
             self._tail = tail
             self._failures.append(Failure(what, exc))
             return None
@@ -223,6 +243,11 @@ class TransactionCoordinator:
         out = Outcome(responses or [], self._records, self._failures, self._endings)
         self._records, self._endings, self._failures = [], [], []
         self._tail = self._records
+        if self._unfolded:
+            assert self.events is not None
+            for record in self._unfolded:
+                self.events.apply(record)
+            self._unfolded.clear()
         return out
 
     # -- time -------------------------------------------------------------------
@@ -246,7 +271,7 @@ class TransactionCoordinator:
             _, key, _ = due
             meta = self.txns.get(key.group_id)
             if meta is not None and meta.state is S.ONGOING:
-                self._step(partial(self._end, meta, commit=False, bump=True),
+                self._step(partial(self._time_out, meta),
                            f"aborting timed-out transaction {key.group_id!r}")
         return self._take()
 
@@ -292,7 +317,7 @@ class TransactionCoordinator:
             return _init(E.CONCURRENT_TRANSACTIONS)
         if does is Init.FENCE:
             # The open transaction is aborted with a bumped epoch, fencing the old producer.
-            meta = self._end(meta, commit=False, bump=True)
+            meta = self._end(meta, commit=False, bump=True, cause="fenced")
         pid, epoch = meta.producer_id, meta.producer_epoch + 1
         if meta.epoch_exhausted():
             pid, epoch = self._new_producer_id(), 0
@@ -334,6 +359,7 @@ class TransactionCoordinator:
             new = meta.moved_to(S.ONGOING, self.now, partitions=set(partitions),
                                 groups=set(groups), start_ms=self.now,
                                 client_version=client_version)
+            self._event(new, "transaction-begun")
         self._write(new)
         return E.NONE
 
@@ -478,7 +504,13 @@ class TransactionCoordinator:
         self._write(bumped)
         return self._ending(bumped, commit)
 
-    def _end(self, meta: TxnMetadata, commit: bool, bump: bool) -> TxnMetadata:
+    def _time_out(self, meta: TxnMetadata) -> None:
+        """Abort a transaction that outlived its time-out, fencing its producer."""
+        self._event(meta, "transaction-timed-out", "timeout")
+        self._end(meta, commit=False, bump=True, cause="timeout")
+
+    def _end(self, meta: TxnMetadata, commit: bool, bump: bool,
+             cause: str = "request") -> TxnMetadata:
         """Prepare the end (bumping the epoch when asked), then hand the markers to the shell."""
         if bump and not commit:
             meta = meta.moved_to(S.PREPARE_EPOCH_FENCE, self.now)
@@ -489,10 +521,10 @@ class TransactionCoordinator:
         prepared = meta.moved_to(S.PREPARE_COMMIT if commit else S.PREPARE_ABORT, self.now,
                                  producer_id=pid, producer_epoch=epoch)
         self._write(prepared)
-        return self._ending(prepared, commit)
+        return self._ending(prepared, commit, cause=cause)
 
     def _ending(self, prepared: TxnMetadata, commit: bool,
-                recovering: bool = False) -> TxnMetadata:
+                recovering: bool = False, cause: str = "request") -> TxnMetadata:
         self._hand_over(prepared, commit, recovering)
         # The Complete record keeps the partitions: a restart before the markers were all
         # written finds where they are still due (`_recover`).
@@ -508,6 +540,9 @@ class TransactionCoordinator:
         else:
             done = prepared.moved_to(state, self.now)
         self._write(done)
+        if prepared.partitions or prepared.groups:  # else nothing was begun (a bare bump)
+            self._event(prepared, "transaction-committed" if commit else "transaction-aborted",
+                        cause)
         return done
 
     def _hand_over(self, meta: TxnMetadata, commit: bool, recovering: bool = False) -> None:

@@ -72,6 +72,8 @@ class BrokerState:
         self.transactions = TransactionCoordinator(
             TxnConfig(config.transaction_max_timeout_ms,
                       config.feature_levels.get("transaction.version", 0)), self.topics)
+        if groups is not None and groups.config.events:
+            self.transactions.events = groups.events  # one event log for groups and transactions
         # The shell's clock (long polls wait by it); None where no shell serves the state.
         self.clock = clock
         self.now_ms = int(time.time() * 1000)  # the time of the request being handled

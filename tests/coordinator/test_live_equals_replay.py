@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from kcsim.coordinator import Caller, GroupConfig
+from kcsim.coordinator.shared.events import event_fields
 from kcsim.protocol.codecs import request_class
 from kcsim.protocol.errors import ErrorCode as E
 from kcsim.storage.records import Record
@@ -71,7 +72,8 @@ class LiveEqualsReplay(RuleBasedStateMachine):
         self.h = Harness(GroupConfig(initial_rebalance_delay_ms=50,
                                      offsets_retention_ms=20_000,
                                      offsets_retention_check_interval_ms=5_000,
-                                     consumer_group_session_timeout_ms=10_000),
+                                     consumer_group_session_timeout_ms=10_000,
+                                     events=True),
                          topics=TOPICS)
         self.classic = [Classic("c0", "a", None), Classic("c1", "a", "i-1"),
                         Classic("c2", "b", None)]
@@ -214,6 +216,8 @@ class LiveEqualsReplay(RuleBasedStateMachine):
         for record in live.records:
             fresh.gc.apply(Record(record.key, record.value))
         assert observable(fresh) == expected_after_restart(live)
+        assert [event_fields(e) for e in fresh.gc.events] == \
+            [event_fields(e) for e in live.gc.events]
 
 
 def _call(h: Harness, api_key: int, version: int, request: Any) -> Any:

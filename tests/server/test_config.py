@@ -224,7 +224,9 @@ def test_serve_help_documents_every_setting():
 
 
 def test_group_settings_default_to_the_coordinators_own():
-    assert group_config(config.Config()) == GroupConfig()
+    # But for the event log: a broker writes it unless told not to, a bare coordinator does not.
+    assert group_config(config.Config()) == dataclasses.replace(GroupConfig(), events=True)
+    assert group_config(config.load(env={}, events=False)) == GroupConfig()
 
 
 def test_the_assignment_interval_defaults_to_kafkas_and_may_be_zero():
@@ -241,12 +243,33 @@ def test_every_group_setting_reaches_the_coordinator():
     names = {f.name for f in dataclasses.fields(GroupConfig)} - fixed
     assert names <= set(config.SETTINGS)
     defaults = config.Config()
-    changed = {name: getattr(defaults, name) + (1 if getattr(defaults, name) < 2**31 - 1 else -1)
+    changed = {name: _another(getattr(defaults, name))
                for name in names if name != "consumer_group_assignors"}
     cfg = config.load(env={}, consumer_group_assignors="range, uniform", **changed)
     gc = group_config(cfg)
     assert gc.consumer_group_assignors == ("range", "uniform")
     assert {name: getattr(gc, name) for name in changed} == changed
+
+
+def _another(value: int | bool) -> int | bool:
+    """A value of the setting other than its default."""
+    if isinstance(value, bool):
+        return not value
+    return value + (1 if value < 2**31 - 1 else -1)
+
+
+@pytest.mark.parametrize(("argv", "on"), [([], True), (["--events"], True),
+                                           (["--no-events"], False)])
+def test_the_events_flag_reaches_both_coordinators(argv, on):
+    cfg = cli.serve_config(cli.parser().parse_args(["serve", "--in-memory", *argv]), {})
+    server = build(cfg)
+    try:
+        assert server.broker.groups is not None
+        assert server.broker.groups.config.events is on
+        # Transactions write their events into the same log, or none.
+        assert (server.broker.transactions.events is server.broker.groups.events) is on
+    finally:
+        server.broker.topics.close()
 
 
 # -- the durability settings reach the writer ---------------------------------------------

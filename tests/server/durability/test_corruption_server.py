@@ -33,7 +33,8 @@ pytestmark = pytest.mark.timeout(120)
 TOPIC, GROUP = "t", "g"
 SEGMENT_HEADER = 32  # bytes before the first frame of a segment file
 FRAME_PREFIX = 8  # length u32 + crc u32; length counts the bytes after them
-SMALL_SEGMENTS = {"segment_bytes": 1024, "compaction_interval_ms": 0}
+# Without the group event log, whose commit summaries would fall between the commits.
+SMALL_SEGMENTS = {"segment_bytes": 1024, "compaction_interval_ms": 0, "events": False}
 FIRST_COMMIT_AT = 2  # log position of offset 1: after the two topic records
 
 
@@ -92,7 +93,8 @@ def start_fails(server: Any, **extra: Any) -> tuple[int, str]:
 
 @pytest.fixture
 def small_server(kcsim_factory: Callable[..., Any]) -> Any:
-    """A server whose `meta/` rolls a segment every ~20 records, never compacted."""
+    """A server whose `meta/` rolls a segment every ~20 records, never compacted, and holds
+    only the test's records (no group events)."""
     return kcsim_factory(**SMALL_SEGMENTS)
 
 
