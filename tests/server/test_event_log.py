@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -19,6 +20,7 @@ from tests.processes import stop_process
 from .event_dirs import SAMPLE, record_events, serving, write_events
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
     from pathlib import Path
 
 
@@ -37,13 +39,21 @@ def fold(history: EventHistory, count: int, group: str = "g") -> list[dict[str, 
     return folded
 
 
-async def test_each_event_is_a_json_line_of_its_fields(tmp_path: Path) -> None:
-    path = tmp_path / "events.jsonl"
+@asynccontextmanager
+async def writing(path: Path, **settings: Any) -> AsyncIterator[
+        tuple[EventHistory, EventLogFile, trio.Nursery]]:
+    """An event log file written from a history, its writer running in the nursery."""
     history = EventHistory()
-    log = EventLogFile(str(path))
+    log = EventLogFile(str(path), **settings)
     log.open()
     async with trio.open_nursery() as nursery:
         await nursery.start(log.run, history)
+        yield history, log, nursery
+
+
+async def test_each_event_is_a_json_line_of_its_fields(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    async with writing(path) as (history, log, nursery):
         first = fold(history, 2)
         await log.caught_up()
         assert lines(path) == first
@@ -59,11 +69,7 @@ async def test_each_event_is_a_json_line_of_its_fields(tmp_path: Path) -> None:
 async def test_a_writer_behind_drops_past_its_bound_and_says_how_many(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     path = tmp_path / "events.jsonl"
-    history = EventHistory()
-    log = EventLogFile(str(path), bound=3)
-    log.open()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(log.run, history)
+    async with writing(path, bound=3) as (history, log, nursery):
         burst = fold(history, 10)  # the writer gets no turn: 3 are queued, 7 dropped
         assert log.dropped == 7
         await log.caught_up()
@@ -77,11 +83,7 @@ async def test_a_writer_behind_drops_past_its_bound_and_says_how_many(
 
 async def test_events_queued_at_shutdown_are_written(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
-    history = EventHistory()
-    log = EventLogFile(str(path))
-    log.open()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(log.run, history)
+    async with writing(path) as (history, _log, nursery):
         folded = fold(history, 4)
         nursery.cancel_scope.cancel()  # before the writer had a turn
     assert lines(path) == folded
