@@ -12,7 +12,8 @@ with a warning in the server's log.
 Only events from this run are written: the listener is registered after start-up's
 replay, so a file tailed over restarts holds each event once (the history goes on
 numbering after the replayed events). Events still queued at shutdown are written
-before the file is closed.
+before the file is closed. A file that can no longer be written (a full disk) is
+said once in the server's log and given up: the broker goes on without it.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class EventLogFile:
     def __init__(self, path: str, bound: int = QUEUE_BOUND) -> None:
         self.path = path
         self.bound = bound
-        self.written = 0  # events written to the file (tests wait on it)
+        self.written = 0  # events written to the file
         self.dropped = 0  # events dropped since the writer began (all runs of `run`)
         self._queued: deque[GroupEventValue] = deque()
         self._dropped_now = 0  # dropped after the events queued now
@@ -81,11 +82,20 @@ class EventLogFile:
                 if not self._queued and not self._dropped_now:
                     await self._wake.park()
                 await self._write_batch(file)
+        except OSError as exc:  # the broker goes on without its event log
+            log.error("cannot write the event log %s: %s; no more events are written there",
+                      self.path, exc)
         finally:
             stop()
             with trio.CancelScope(shield=True):
-                await self._write_batch(file)
-                file.close()
+                try:
+                    await self._write_batch(file)
+                    file.close()
+                except OSError:
+                    pass  # said above, or the file goes with the process
+            self._queued.clear()
+            self._dropped_now = 0
+            self._idle.unpark_all()
 
     async def caught_up(self) -> None:
         """Return once every event queued so far is in the file (or counted dropped there)."""
@@ -100,9 +110,11 @@ class EventLogFile:
             log.warning("the event log %s fell behind: %d events dropped", self.path, dropped)
         if batch or dropped:
             self._writing = True
-            with trio.CancelScope(shield=True):  # taken from the queue: written, cancelled or not
-                await trio.to_thread.run_sync(_write, file, batch, dropped)
-            self._writing = False
+            try:
+                with trio.CancelScope(shield=True):  # taken from the queue: written, cancelled or not
+                    await trio.to_thread.run_sync(_write, file, batch, dropped)
+            finally:
+                self._writing = False
             self.written += len(batch)
         self._idle.unpark_all()
 

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -21,7 +22,6 @@ from .event_dirs import SAMPLE, record_events, serving, write_events
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
-    from pathlib import Path
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
@@ -139,3 +139,16 @@ def test_an_event_log_that_cannot_be_written_stops_the_start_with_status_1(
     assert proc.returncode == 1
     assert "kcsim ready" not in out
     assert f"cannot write the event log {path}: [Errno 2]" in err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+async def test_a_file_that_cannot_be_written_is_given_up_and_the_broker_goes_on(
+        caplog: pytest.LogCaptureFixture) -> None:
+    async with writing(Path("/dev/full")) as (history, log, _nursery):  # no space left
+        fold(history, 2)
+        await log.caught_up()
+        assert "cannot write the event log /dev/full: [Errno 28]" in caplog.text
+        fold(history, 1)  # no longer listened to: nothing queued, nothing raised
+        await log.caught_up()
+    assert log.written == 0
+    assert len(history) == 3
