@@ -7,12 +7,13 @@
 - ``raw``: the same records with their key and value as encoded (compaction);
 - ``messages``: the produced data, with the columns of Spark's Kafka source;
 - ``segments``: one row per segment file with what reading it found (torn
-  tails and damage included): the diagnostic view, which never fails.
+  tails and damage included): the diagnostic view, which never fails;
+- ``events``: the group events the log holds, one row each (``events``).
 
 One Spark partition per segment file. Equality and IN filters on ``group``,
 ``topic`` and ``record_type`` (records: other record types are not even
-decoded), ``segment`` (raw) and ``topic`` and ``partition``
-(messages) are pushed down when ``spark.sql.python.filterPushdown.enabled`` is on (see
+decoded), ``segment`` (raw), ``topic`` and ``partition``
+(messages) and ``group``, ``group_type`` and ``kind`` (events) are pushed down when ``spark.sql.python.filterPushdown.enabled`` is on (see
 :func:`register`); the Python data source API offers no column pruning.
 """
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from pyspark.sql.datasource import Filter
     from pyspark.sql.types import StructType
 
-KINDS = ("records", "raw", "messages", "segments")
+KINDS = ("records", "raw", "messages", "segments", "events")
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
 
@@ -49,6 +50,10 @@ def arrow_schema(kind: str) -> pa.Schema:
 
     if kind == "records":
         return _columns().schema
+    if kind == "events":
+        from .events import EVENT_SCHEMA
+
+        return EVENT_SCHEMA
     return {"raw": arrow_batches.RAW_SCHEMA, "messages": arrow_batches.MESSAGE_SCHEMA,
             "segments": arrow_batches.SEGMENT_SCHEMA}[kind]
 
@@ -88,7 +93,8 @@ class KcsimPushdownDataSource(KcsimDataSource):
 # Columns whose equality filters a kind applies itself.
 PUSHABLE: dict[str, tuple[str, ...]] = {"records": ("group", "topic", "record_type"),
                                         "raw": ("segment",),
-                                        "messages": ("topic", "partition")}
+                                        "messages": ("topic", "partition"),
+                                        "events": ("group", "group_type", "kind")}
 
 
 class KcsimReader(DataSourceReader):
@@ -133,6 +139,10 @@ class KcsimReader(DataSourceReader):
                                                     self.only.get("record_type"))
         elif self.kind == "raw":
             yield from arrow_batches.raw_batches(segment)
+        elif self.kind == "events":
+            from .events import event_batches
+
+            yield from event_batches(segment, self.only)
         elif self.kind == "messages":
             yield from arrow_batches.message_batches(segment, self.only.get("partition"))
         else:

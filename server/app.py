@@ -115,6 +115,16 @@ def ready_line(config: Config, server: Server, control_url: str | None = None) -
 async def run_until_signal(config: Config) -> int:
     """Serve `config` (from `config.load`) until SIGINT or SIGTERM; the exit status."""
     open_files = raise_open_file_limit()  # before replay opens the partition files
+    event_log = None
+    if config.event_log is not None:  # opened first: a path it cannot write stops the start
+        from .event_log import EventLogFile
+
+        event_log = EventLogFile(config.event_log)
+        try:
+            event_log.open()
+        except OSError as exc:
+            log.error("cannot write the event log %s: %s", config.event_log, exc)
+            return 1
     try:
         server = build(config, loaded=True)
     except Exception as exc:  # storage refused to open: say why, exit non-zero
@@ -127,6 +137,8 @@ async def run_until_signal(config: Config) -> int:
     keep_large_buffers()
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
+            if event_log is not None and server.state.groups is not None:
+                await nursery.start(event_log.run, server.state.groups.events)
             await nursery.start(server.serve)
             log_connection_room(open_files)
             control_url = None

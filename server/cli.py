@@ -1,6 +1,6 @@
 """The `kcsim` command: `kcsim serve` runs the broker, `kcsim health` asks it if it serves;
 `kcsim consumer-groups`, `kcsim streams-groups` and `kcsim control` are client tools
-(kcsim.tools).
+(kcsim.tools); `kcsim events` prints group events, of a broker or of a data dir.
 
 Other parts of kcsim add subcommands through the ``kcsim.commands`` entry point
 (a function taking the subparsers), so the server imports none of them: the
@@ -85,9 +85,12 @@ def parser(tools: bool = True) -> argparse.ArgumentParser:
     if tools:
         from kcsim.tools import consumer_groups, control, streams_groups
 
+        from . import events_command
+
         consumer_groups.register(sub)
         streams_groups.register(sub)
         control.register(sub)
+        events_command.register(sub)
         for command in entry_points(group="kcsim.commands"):
             command.load()(sub)
     return top

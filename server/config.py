@@ -511,6 +511,10 @@ class Config(msgspec.Struct, kw_only=True):
                     "(docs/control-http.md)")] = None
     control_host: Annotated[NonEmpty, Meta(
         description="interface the HTTP control API listens on")] = "127.0.0.1"
+    event_log: Annotated[NonEmpty | None, Meta(
+        description="append every group event from start-up on to this file, one JSON "
+                    "line each (events replayed from the data dir are not written again; "
+                    "default: off)")] = None
 
     def in_process(self) -> Config:
         """These settings for a broker in a test's own process, where its request log can
