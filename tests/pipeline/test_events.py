@@ -81,3 +81,19 @@ def test_pushed_down_filters_select_the_same_rows(spark: Any, logged: Any) -> No
         spark.conf.set(PUSHDOWN_CONF, "true")
         register(spark)
     assert plain == pushed == [0, 6, 8]
+
+def test_the_events_of_a_real_client_workload(spark: Any, workload_dir: Any) -> None:
+    """After merging the events' emission: the workload's classic group (scenario.py) as
+    events, the same rows `kcsim events --data-dir` prints."""
+    import subprocess
+    import sys
+
+    data_dir, work = workload_dir
+    done = subprocess.run([sys.executable, "-m", "kcsim", "events", "--data-dir", str(data_dir),
+                           "--json"], capture_output=True, text=True, timeout=60, check=True)
+    printed = [json.loads(line) for line in done.stdout.splitlines()]
+    rows = [as_fields(r) for r in read(spark, data_dir).orderBy("seq").collect()]
+    assert rows == printed
+    billing = [(e["kind"], e["member"]) for e in rows if e["group"] == "billing"]
+    assert billing[0] == ("group-created", "")
+    assert [m for kind, m in billing if kind == "member-joined"] == work.member_ids
