@@ -1,0 +1,141 @@
+"""What the metrics read of the groups, at scrape: counts by type and state, members,
+committed offsets and lag, paused partitions; and rebalances, counted from the events.
+
+Names follow the JMX exporter's default rules for Kafka's beans (names.py), and
+kafka_exporter's for lag and members, which Kafka has no metric for.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from . import names
+
+if TYPE_CHECKING:
+    from kcsim.coordinator import GroupCoordinator
+
+    from ..state.topics import TopicRegistry
+    from .counts import EventCounts
+    from .families import Families
+
+# The states Kafka reports each kind of group in (every one, zero or not), as it names them.
+STATES = {
+    "classic": ("CompletingRebalance", "Dead", "Empty", "PreparingRebalance", "Stable"),
+    "consumer": ("Assigning", "Dead", "Empty", "Reconciling", "Stable"),
+    "streams": ("Assigning", "Dead", "Empty", "NotReady", "Reconciling", "Stable"),
+    "share": ("Dead", "Empty", "Stable"),
+}
+# GroupMetadataManager's gauges of classic groups by state (NumGroups counts every group).
+_LEGACY_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead")
+# The event that counts as a rebalance of each kind of group, and the metric it counts in.
+REBALANCES = (
+    (("generation-bumped", "classic"), names.COMPLETED_REBALANCE),
+    (("epoch-bumped", "consumer"), names.CONSUMER_REBALANCE),
+    (("epoch-bumped", "streams"), names.STREAMS_REBALANCE),
+    (("epoch-bumped", "share"), names.SHARE_REBALANCE),
+)
+
+
+def _each_group(groups: GroupCoordinator) -> list[tuple[str, str, str, int]]:
+    """(group, type, state, members) of every group the coordinator holds."""
+    found = []
+    for group in groups.groups():
+        consumer = groups.consumer_group(group)
+        if consumer is not None:
+            found.append((group, "consumer", consumer.state.value, len(consumer.members)))
+            continue
+        streams = groups.streams_group(group)
+        if streams is not None:
+            found.append((group, "streams", streams.state.value, len(streams.members)))
+            continue
+        classic = groups.group(group)
+        if classic is not None:
+            found.append((group, "classic", classic.state.value, len(classic.members)))
+    return found
+
+
+def group_families(out: Families, groups: GroupCoordinator, topics: TopicRegistry) -> None:
+    """Group counts, members, offsets, lag and paused partitions, as the state holds them."""
+    each = _each_group(groups)
+    by_state: dict[tuple[str, str], int] = {}
+    for _, kind, state, _ in each:
+        by_state[kind, state] = by_state.get((kind, state), 0) + 1
+    protocols = dict.fromkeys(STATES, 0)
+    for (kind, _), n in by_state.items():
+        protocols[kind] = protocols.get(kind, 0) + n
+    out.untyped(names.GROUP_COUNT, [({"protocol": kind}, n) for kind, n in protocols.items()])
+    for kind, states in STATES.items():
+        out.untyped(names.GROUP_COUNT_BY_STATE[kind],
+                    [({"state": state}, by_state.get((kind, state), 0)) for state in states])
+    legacy = [({"name": "NumGroups"}, len(each))]
+    legacy += [({"name": f"NumGroups{state}"}, by_state.get(("classic", state), 0))
+               for state in _LEGACY_STATES]
+    out.gauge(names.MEMBERS, [({"consumergroup": g}, members) for g, _, _, members in each])
+    offsets = _offset_families(out, groups, topics, [g for g, _, _, _ in each])
+    legacy.append(({"name": "NumOffsets"}, offsets))
+    out.untyped(names.GROUP_METADATA_MANAGER, legacy)
+    out.untyped(names.OFFSET_COUNT, [({}, offsets)])
+    out.gauge(names.PAUSED, [({"group": g, "type": kind},
+                              sum(map(len, groups.paused_partitions(g).values())))
+                             for g, kind, _, _ in each])
+
+
+def _offset_families(out: Families, groups: GroupCoordinator, topics: TopicRegistry,
+                     group_ids: list[str]) -> int:
+    """Committed offsets and lag per group and partition (log end minus committed), as
+    kafka_exporter shows them; the number of committed offsets."""
+    ends: dict[tuple[str, int], int | None] = {}
+    current: list[tuple[dict[str, str], float]] = []
+    lag: list[tuple[dict[str, str], float]] = []
+    lag_sum: dict[tuple[str, str], int] = {}
+    count = 0
+    for group in group_ids:
+        for (topic, partition), value in groups.committed_offsets(group).items():
+            count += 1
+            end = ends.get((topic, partition), -1)
+            if end == -1:
+                end = ends[topic, partition] = _log_end(topics, topic, partition)
+            if end is None:  # the topic or partition is gone
+                continue
+            labels = {"consumergroup": group, "topic": topic, "partition": str(partition)}
+            current.append((labels, value.offset))
+            lag.append((labels, end - value.offset))
+            lag_sum[group, topic] = lag_sum.get((group, topic), 0) + end - value.offset
+    out.gauge(names.CONSUMER_OFFSET, current)
+    out.gauge(names.LAG, lag)
+    out.gauge(names.LAG_SUM, [({"consumergroup": g, "topic": t}, n)
+                              for (g, t), n in lag_sum.items()])
+    return count
+
+
+def _log_end(topics: TopicRegistry, topic: str, partition: int) -> int | None:
+    found = topics.get(topic)
+    if found is None or not 0 <= partition < len(found.partitions):
+        return None
+    return int(found.partitions[partition].high_watermark)
+
+
+def partition_families(out: Families, topics: TopicRegistry) -> None:
+    """Each partition's log end and start offsets (kafka_exporter's current and oldest),
+    internal topics (`__consumer_offsets`...) left out."""
+    current, oldest = [], []
+    for name, topic in topics.by_name.items():
+        if name.startswith("__"):
+            continue
+        for partition in topic.partitions:
+            labels = {"topic": name, "partition": str(partition.index)}
+            current.append((labels, partition.high_watermark))
+            oldest.append((labels, partition.log_start_offset))
+    out.gauge(names.PARTITION_END, current)
+    out.gauge(names.PARTITION_START, oldest)
+
+
+def rebalance_families(out: Families, events: EventCounts, rate: Any) -> None:
+    """Rebalances by kind of group (count and rate, from the events), and every event."""
+    counts = events.by_kind
+    for key, (count_name, rate_name) in REBALANCES:
+        n = counts.get(key, 0)
+        out.untyped(count_name, [({}, n)])
+        out.untyped(rate_name, [({}, rate(rate_name, n))])
+    out.counter(names.EVENTS, [({"kind": kind, "type": kind_type}, n)
+                               for (kind, kind_type), n in sorted(counts.items())])

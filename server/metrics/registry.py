@@ -1,0 +1,72 @@
+"""The metrics of one broker: its own CollectorRegistry (never prometheus_client's global
+one: several brokers may run in one process), read from the state at each scrape.
+
+`BrokerMetrics(state, requests, events)` reads the counts the dispatcher keeps (requests,
+and events from the event history); `render()` is the Prometheus text of a scrape.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from prometheus_client import CollectorRegistry, ProcessCollector, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from . import names
+from .families import Families
+from .groups import group_families, partition_families, rebalance_families
+from .rates import WindowedRate
+from .traffic import request_families, topic_families, transaction_families
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from prometheus_client.core import Metric
+
+    from ..state.broker_state import BrokerState
+    from .counts import EventCounts, RequestCounts
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+
+class BrokerMetrics:
+    """One broker's registry: Kafka's names for what Kafka measures, kcsim_ for the rest."""
+
+    def __init__(self, state: BrokerState, requests: RequestCounts, events: EventCounts,
+                 since: float) -> None:
+        """`since`: when the counts started (time.monotonic), where rates start from."""
+        self.since = since
+        self.state = state
+        self.requests = requests
+        self.events = events
+        self._rates: dict[str, WindowedRate] = {}
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(self)
+        ProcessCollector(registry=self.registry)
+
+    def rate(self, name: str, count: int) -> float:
+        found = self._rates.get(name)
+        if found is None:
+            found = self._rates[name] = WindowedRate(self.since)
+        return found.rate(count)
+
+    def collect(self) -> Iterator[Metric]:
+        """The families of one scrape (prometheus_client calls this)."""
+        state = self.state
+        out = Families()
+        if state.groups is not None:
+            group_families(out, state.groups, state.topics)
+        rebalance_families(out, self.events, self.rate)
+        committed = state.throughput.offsets_committed
+        out.untyped(names.OFFSET_COMMIT_COUNT, [({}, committed)])
+        out.untyped(names.OFFSET_COMMIT_RATE, [({}, self.rate(names.OFFSET_COMMIT_RATE,
+                                                               committed))])
+        request_families(out, self.requests)
+        topic_families(out, state.throughput, state.topics)
+        partition_families(out, state.topics)
+        transaction_families(out, state.transactions)
+        return iter(out.by_name.values())
+
+    def render(self) -> bytes:
+        """The Prometheus text exposition of a scrape now."""
+        return bytes(generate_latest(self.registry))

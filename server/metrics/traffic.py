@@ -1,0 +1,72 @@
+"""Requests per API, their errors and time, bytes and messages per topic, offsets
+committed, open transactions: read from the counts the request layer keeps."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kcsim.protocol.errors import ErrorCode
+
+from . import names
+
+if TYPE_CHECKING:
+    from ..state.throughput import Throughput
+    from .families import Families
+    from .requests import RequestCounts
+
+
+def _error_name(code: int) -> str:
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return str(code)
+
+
+def request_families(out: Families, counts: RequestCounts) -> None:
+    """RequestMetrics: RequestsPerSec per API and version, ErrorsPerSec per API and error,
+    TotalTimeMs (its count and mean) per API."""
+    samples: list[tuple[dict[str, str], float]] = []
+    per_api: dict[str, list[int]] = {}  # name -> [requests, ns]
+    time_ns = counts.time_ns
+    for plan, n in list(counts.served.items()):
+        samples.append(({"name": "RequestsPerSec", "request": plan.name,
+                         "version": str(plan.version)}, n))
+        total = per_api.setdefault(plan.name, [0, 0])
+        total[0] += n
+        total[1] += time_ns.get(plan, 0)
+    errors: dict[tuple[str, int], int] = {}
+    for plan, codes in list(counts.errors.items()):
+        for code, n in codes.items():
+            errors[plan.name, code] = errors.get((plan.name, code), 0) + n
+    samples += [({"name": "ErrorsPerSec", "request": name, "error": _error_name(code)}, n)
+                for (name, code), n in sorted(errors.items())]
+    samples += [({"name": "TotalTimeMs", "request": name}, n)
+                for name, (n, _) in sorted(per_api.items())]
+    out.untyped(names.REQUEST_METRICS_COUNT, samples)
+    out.untyped(names.REQUEST_METRICS_MEAN,
+                [({"name": "TotalTimeMs", "request": name}, ns / n / 1e6 if n else 0.0)
+                 for name, (n, ns) in sorted(per_api.items())])
+
+
+def topic_families(out: Families, throughput: Throughput, topics: Any) -> None:
+    """BrokerTopicMetrics: bytes in and out, messages in; broker-wide and per live topic."""
+    samples: list[tuple[dict[str, str], float]] = []
+    for bean, counts in (("BytesInPerSec", throughput.bytes_in),
+                         ("BytesOutPerSec", throughput.bytes_out),
+                         ("MessagesInPerSec", throughput.messages_in)):
+        samples.append(({"name": bean}, sum(counts.values())))
+        samples += [({"name": bean, "topic": topic}, n)
+                    for topic, n in sorted(counts.items()) if topic in topics.by_name]
+    out.untyped(names.BROKER_TOPIC_METRICS_COUNT, samples)
+
+
+def transaction_families(out: Families, transactions: Any) -> None:
+    """Transactional ids by state, and how many have a transaction open."""
+    by_state: dict[str, int] = {}
+    for meta in list(transactions.txns.values()):
+        by_state[meta.state.value] = by_state.get(meta.state.value, 0) + 1
+    out.gauge(names.TRANSACTIONS, [({"state": s}, n) for s, n in sorted(by_state.items())],
+              "transactional ids by the state of their transaction")
+    open_states = ("Ongoing", "PrepareCommit", "PrepareAbort", "PrepareEpochFence")
+    out.gauge(names.TRANSACTIONS_OPEN, [({}, sum(by_state.get(s, 0) for s in open_states))],
+              "transactions begun and not yet committed or aborted")
