@@ -1,39 +1,71 @@
-"""The metric families of one scrape, built as prometheus_client's text format wants them."""
+"""The text of one scrape, written straight into Prometheus' text format (0.0.4).
+
+A scrape of 10,000 groups is some 50,000 lines; prometheus_client's generic writer
+checks and escapes every label of every sample (a second for those), so the families
+here are written as text as they are read, each label value escaped once (a group's
+name once for all its lines). `registry.py` hands the same text to prometheus_client's
+parser where its own registry API is wanted.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.utils import floatToGoString
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    Samples = Iterable[tuple[dict[str, str], float]]
+    Rows = Iterable[tuple[str, float]]
+
+_ESCAPES = str.maketrans({"\\": "\\\\", "\n": "\\n", '"': '\\"'})
+
+
+def escape(value: str) -> str:
+    """A label value as the text format quotes it (without the quotes)."""
+    if "\\" in value or '"' in value or "\n" in value:
+        return value.translate(_ESCAPES)
+    return value
+
+
+def labels(**pairs: str) -> str:
+    """`{name="value",...}` of the pairs given, values escaped ("" when none)."""
+    if not pairs:
+        return ""
+    return "{" + ",".join(f'{name}="{escape(value)}"' for name, value in pairs.items()) + "}"
+
+
+def number(value: float) -> str:
+    """A value as the text format writes it: an integer as it is, a float as Go does."""
+    return str(value) if type(value) is int else floatToGoString(value)
 
 
 class Families:
-    """The families of one scrape, in the order added; a name added twice adds samples."""
+    """The families of one scrape, in the order first added; a name added again adds rows.
+
+    A row is (labels as `labels()` writes them, value)."""
 
     def __init__(self) -> None:
-        self.by_name: dict[str, Metric] = {}
+        self._lines: dict[str, list[str]] = {}
 
-    def _add(self, family: Metric, samples: Samples, sample_name: str) -> None:
-        family = self.by_name.setdefault(family.name, family)
-        add = family.add_sample
-        for labels, value in samples:
-            add(sample_name, labels, value)
+    def add(self, name: str, kind: str, documentation: str, rows: Rows) -> None:
+        lines = self._lines.get(name)
+        if lines is None:
+            help_text = documentation.replace("\\", "\\\\").replace("\n", "\\n")
+            lines = self._lines[name] = [f"# HELP {name} {help_text}\n# TYPE {name} {kind}\n"]
+        lines += [f"{name}{row_labels} {value if type(value) is int else number(value)}\n"
+                  for row_labels, value in rows]
 
-    def untyped(self, name: str, samples: Samples, documentation: str = "") -> None:
+    def untyped(self, name: str, rows: Rows, documentation: str = "") -> None:
         """A Kafka bean's attribute: untyped, as the JMX exporter shows it."""
-        self._add(Metric(name, documentation or _bean(name), "unknown"), samples, name)
+        self.add(name, "untyped", documentation or f"{name}, as the JMX exporter shows "
+                 "Kafka's", rows)
 
-    def gauge(self, name: str, samples: Samples, documentation: str = "") -> None:
-        self._add(GaugeMetricFamily(name, documentation or name), samples, name)
+    def gauge(self, name: str, rows: Rows, documentation: str = "") -> None:
+        self.add(name, "gauge", documentation or name, rows)
 
-    def counter(self, name: str, samples: Samples, documentation: str = "") -> None:
-        self._add(CounterMetricFamily(name, documentation or name), samples, name + "_total")
+    def counter(self, name: str, rows: Rows, documentation: str = "") -> None:
+        self.add(name + "_total", "counter", documentation or name, rows)
 
-
-def _bean(name: str) -> str:
-    return f"Kafka's {name} (JMX exporter default rules)"
+    def text(self) -> str:
+        return "".join(line for lines in self._lines.values() for line in lines)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import names
+from .families import escape, labels
 
 if TYPE_CHECKING:
     from kcsim.coordinator import GroupCoordinator
@@ -63,56 +64,66 @@ def group_families(out: Families, groups: GroupCoordinator, topics: TopicRegistr
     protocols = dict.fromkeys(STATES, 0)
     for (kind, _), n in by_state.items():
         protocols[kind] = protocols.get(kind, 0) + n
-    out.untyped(names.GROUP_COUNT, [({"protocol": kind}, n) for kind, n in protocols.items()])
+    out.untyped(names.GROUP_COUNT,
+                [(labels(protocol=kind), n) for kind, n in protocols.items()])
     for kind, states in STATES.items():
         out.untyped(names.GROUP_COUNT_BY_STATE[kind],
-                    [({"state": state}, by_state.get((kind, state), 0)) for state in states])
-    legacy = [({"name": "NumGroups"}, len(each))]
-    legacy += [({"name": f"NumGroups{state}"}, by_state.get(("classic", state), 0))
+                    [(labels(state=state), by_state.get((kind, state), 0)) for state in states])
+    legacy = [(labels(name="NumGroups"), len(each))]
+    legacy += [(labels(name=f"NumGroups{state}"), by_state.get(("classic", state), 0))
                for state in _LEGACY_STATES]
-    out.gauge(names.MEMBERS, [({"consumergroup": g}, members) for g, _, _, members in each])
-    offsets = _offset_families(out, groups, topics, [g for g, _, _, _ in each])
-    legacy.append(({"name": "NumOffsets"}, offsets))
+    escaped = [escape(g) for g, _, _, _ in each]
+    out.gauge(names.MEMBERS, [(f'{{consumergroup="{g}"}}', members)
+                              for g, (_, _, _, members) in zip(escaped, each)],
+              "members of each group (kafka_exporter's)")
+    offsets = _offset_families(out, groups, topics, [g for g, _, _, _ in each], escaped)
+    legacy.append((labels(name="NumOffsets"), offsets))
     out.untyped(names.GROUP_METADATA_MANAGER, legacy)
-    out.untyped(names.OFFSET_COUNT, [({}, offsets)])
-    out.gauge(names.PAUSED, [({"group": g, "type": kind},
-                              sum(map(len, groups.paused_partitions(g).values())))
-                             for g, kind, _, _ in each])
+    out.untyped(names.OFFSET_COUNT, [("", offsets)])
+    out.gauge(names.PAUSED, [(f'{{group="{g}",type="{kind}"}}',
+                              sum(map(len, groups.paused_partitions(group).values())))
+                             for g, (group, kind, _, _) in zip(escaped, each)],
+              "partitions paused in each group (KIP-1249)")
 
 
 def _offset_families(out: Families, groups: GroupCoordinator, topics: TopicRegistry,
-                     group_ids: list[str]) -> int:
+                     group_ids: list[str], escaped: list[str]) -> int:
     """Committed offsets and lag per group and partition (log end minus committed), as
     kafka_exporter shows them; the number of committed offsets."""
-    ends: dict[tuple[str, int], int | None] = {}
-    current: list[tuple[dict[str, str], float]] = []
-    lag: list[tuple[dict[str, str], float]] = []
-    lag_sum: dict[tuple[str, str], int] = {}
+    # (topic, partition) -> (its log end, its labels after the group's); None: gone
+    partitions: dict[tuple[str, int], tuple[int, str] | None] = {}
+    current: list[tuple[str, float]] = []
+    lag: list[tuple[str, float]] = []
+    lag_sum: list[tuple[str, float]] = []
     count = 0
-    for group in group_ids:
+    for group, g in zip(group_ids, escaped):
+        sums: dict[str, int] = {}
         for (topic, partition), value in groups.committed_offsets(group).items():
             count += 1
-            end = ends.get((topic, partition), -1)
-            if end == -1:
-                end = ends[topic, partition] = _log_end(topics, topic, partition)
-            if end is None:  # the topic or partition is gone
+            found = partitions.get((topic, partition), False)
+            if found is False:
+                found = partitions[topic, partition] = _partition(topics, topic, partition)
+            if found is None:  # the topic or partition is gone
                 continue
-            labels = {"consumergroup": group, "topic": topic, "partition": str(partition)}
-            current.append((labels, value.offset))
-            lag.append((labels, end - value.offset))
-            lag_sum[group, topic] = lag_sum.get((group, topic), 0) + end - value.offset
-    out.gauge(names.CONSUMER_OFFSET, current)
-    out.gauge(names.LAG, lag)
-    out.gauge(names.LAG_SUM, [({"consumergroup": g, "topic": t}, n)
-                              for (g, t), n in lag_sum.items()])
+            end, rest = found
+            row = f'{{consumergroup="{g}",{rest}'
+            current.append((row, value.offset))
+            lag.append((row, end - value.offset))
+            sums[topic] = sums.get(topic, 0) + end - value.offset
+        lag_sum += [(f'{{consumergroup="{g}",topic="{escape(t)}"}}', n) for t, n in sums.items()]
+    out.gauge(names.CONSUMER_OFFSET, current, "each group's committed offset per partition")
+    out.gauge(names.LAG, lag, "log end offset minus the group's committed offset")
+    out.gauge(names.LAG_SUM, lag_sum, "each group's lag summed over a topic's partitions")
     return count
 
 
-def _log_end(topics: TopicRegistry, topic: str, partition: int) -> int | None:
+def _partition(topics: TopicRegistry, topic: str, partition: int) -> tuple[int, str] | None:
+    """The partition's log end and the labels that name it; None if it is gone."""
     found = topics.get(topic)
     if found is None or not 0 <= partition < len(found.partitions):
         return None
-    return int(found.partitions[partition].high_watermark)
+    return (int(found.partitions[partition].high_watermark),
+            f'partition="{partition}",topic="{escape(topic)}"}}')
 
 
 def partition_families(out: Families, topics: TopicRegistry) -> None:
@@ -123,11 +134,11 @@ def partition_families(out: Families, topics: TopicRegistry) -> None:
         if name.startswith("__"):
             continue
         for partition in topic.partitions:
-            labels = {"topic": name, "partition": str(partition.index)}
-            current.append((labels, partition.high_watermark))
-            oldest.append((labels, partition.log_start_offset))
-    out.gauge(names.PARTITION_END, current)
-    out.gauge(names.PARTITION_START, oldest)
+            row = labels(partition=str(partition.index), topic=name)
+            current.append((row, partition.high_watermark))
+            oldest.append((row, partition.log_start_offset))
+    out.gauge(names.PARTITION_END, current, "each partition's log end offset")
+    out.gauge(names.PARTITION_START, oldest, "each partition's log start offset")
 
 
 def rebalance_families(out: Families, events: EventCounts, rate: Any) -> None:
@@ -135,7 +146,8 @@ def rebalance_families(out: Families, events: EventCounts, rate: Any) -> None:
     counts = events.by_kind
     for key, (count_name, rate_name) in REBALANCES:
         n = counts.get(key, 0)
-        out.untyped(count_name, [({}, n)])
-        out.untyped(rate_name, [({}, rate(rate_name, n))])
-    out.counter(names.EVENTS, [({"kind": kind, "type": kind_type}, n)
-                               for (kind, kind_type), n in sorted(counts.items())])
+        out.untyped(count_name, [("", n)])
+        out.untyped(rate_name, [("", rate(rate_name, n))])
+    out.counter(names.EVENTS, [(labels(kind=kind, type=kind_type), n)
+                               for (kind, kind_type), n in sorted(counts.items())],
+                "group events by kind and type of group")

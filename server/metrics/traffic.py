@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from kcsim.protocol.errors import ErrorCode
 
 from . import names
+from .families import labels
 
 if TYPE_CHECKING:
     from ..state.throughput import Throughput
@@ -25,12 +26,12 @@ def _error_name(code: int) -> str:
 def request_families(out: Families, counts: RequestCounts) -> None:
     """RequestMetrics: RequestsPerSec per API and version, ErrorsPerSec per API and error,
     TotalTimeMs (its count and mean) per API."""
-    samples: list[tuple[dict[str, str], float]] = []
+    samples: list[tuple[str, float]] = []
     per_api: dict[str, list[int]] = {}  # name -> [requests, ns]
     time_ns = counts.time_ns
     for plan, n in list(counts.served.items()):
-        samples.append(({"name": "RequestsPerSec", "request": plan.name,
-                         "version": str(plan.version)}, n))
+        samples.append((labels(name="RequestsPerSec", request=plan.name,
+                               version=str(plan.version)), n))
         total = per_api.setdefault(plan.name, [0, 0])
         total[0] += n
         total[1] += time_ns.get(plan, 0)
@@ -38,24 +39,24 @@ def request_families(out: Families, counts: RequestCounts) -> None:
     for plan, codes in list(counts.errors.items()):
         for code, n in codes.items():
             errors[plan.name, code] = errors.get((plan.name, code), 0) + n
-    samples += [({"name": "ErrorsPerSec", "request": name, "error": _error_name(code)}, n)
+    samples += [(labels(error=_error_name(code), name="ErrorsPerSec", request=name), n)
                 for (name, code), n in sorted(errors.items())]
-    samples += [({"name": "TotalTimeMs", "request": name}, n)
+    samples += [(labels(name="TotalTimeMs", request=name), n)
                 for name, (n, _) in sorted(per_api.items())]
     out.untyped(names.REQUEST_METRICS_COUNT, samples)
     out.untyped(names.REQUEST_METRICS_MEAN,
-                [({"name": "TotalTimeMs", "request": name}, ns / n / 1e6 if n else 0.0)
+                [(labels(name="TotalTimeMs", request=name), ns / n / 1e6 if n else 0.0)
                  for name, (n, ns) in sorted(per_api.items())])
 
 
 def topic_families(out: Families, throughput: Throughput, topics: Any) -> None:
     """BrokerTopicMetrics: bytes in and out, messages in; broker-wide and per live topic."""
-    samples: list[tuple[dict[str, str], float]] = []
+    samples: list[tuple[str, float]] = []
     for bean, counts in (("BytesInPerSec", throughput.bytes_in),
                          ("BytesOutPerSec", throughput.bytes_out),
                          ("MessagesInPerSec", throughput.messages_in)):
-        samples.append(({"name": bean}, sum(counts.values())))
-        samples += [({"name": bean, "topic": topic}, n)
+        samples.append((labels(name=bean), sum(counts.values())))
+        samples += [(labels(name=bean, topic=topic), n)
                     for topic, n in sorted(counts.items()) if topic in topics.by_name]
     out.untyped(names.BROKER_TOPIC_METRICS_COUNT, samples)
 
@@ -65,8 +66,8 @@ def transaction_families(out: Families, transactions: Any) -> None:
     by_state: dict[str, int] = {}
     for meta in list(transactions.txns.values()):
         by_state[meta.state.value] = by_state.get(meta.state.value, 0) + 1
-    out.gauge(names.TRANSACTIONS, [({"state": s}, n) for s, n in sorted(by_state.items())],
+    out.gauge(names.TRANSACTIONS, [(labels(state=s), n) for s, n in sorted(by_state.items())],
               "transactional ids by the state of their transaction")
     open_states = ("Ongoing", "PrepareCommit", "PrepareAbort", "PrepareEpochFence")
-    out.gauge(names.TRANSACTIONS_OPEN, [({}, sum(by_state.get(s, 0) for s in open_states))],
+    out.gauge(names.TRANSACTIONS_OPEN, [("", sum(by_state.get(s, 0) for s in open_states))],
               "transactions begun and not yet committed or aborted")
