@@ -187,6 +187,24 @@ def jmx_exporter_agent(version: str = JMX_EXPORTER_VERSION) -> Path:
     return next(j for j in jars if j.name.startswith("jmx_prometheus_javaagent-"))
 
 
+# The exporter's default rules: every bean, named `<domain>_<type>_<attribute>`.
+JMX_EXPORTER_CONFIG = 'rules:\n- pattern: ".*"\n'
+
+
+def jmx_exporter(base: Path) -> tuple[tuple[str, ...], str | KafkaUnavailable]:
+    """(the JVM options that run the JMX exporter agent on a free loopback port, the URL
+    of its /metrics); where the agent cannot be fetched, no options and the reason."""
+    try:
+        agent = jmx_exporter_agent()
+    except KafkaUnavailable as exc:
+        return (), exc
+    config = base / "jmx-exporter.yaml"
+    base.mkdir(parents=True, exist_ok=True)
+    config.write_text(JMX_EXPORTER_CONFIG)
+    port = free_port()
+    return (f"-javaagent:{agent}=127.0.0.1:{port}:{config}",), f"http://127.0.0.1:{port}/metrics"
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
