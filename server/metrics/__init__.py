@@ -11,6 +11,6 @@ prometheus_client (70 ms), which only `registry` and `http` need, loaded when me
 are first served.
 """
 
-from .counts import EventCounts, RequestCounts, count_errors
+from .counts import TIME_EVERY, EventCounts, PlanCounts, error_counter
 
-__all__ = ["EventCounts", "RequestCounts", "count_errors"]
+__all__ = ["TIME_EVERY", "EventCounts", "PlanCounts", "error_counter"]

@@ -1,8 +1,8 @@
 """The metrics of one broker: its own CollectorRegistry (never prometheus_client's global
 one: several brokers may run in one process), read from the state at each scrape.
 
-`BrokerMetrics(state, requests, events, since)` reads the counts the dispatcher keeps
-(requests, and events from the event history); `render()` is the Prometheus text of a
+`BrokerMetrics(state, plans, events, since)` reads the counts the dispatcher keeps
+(requests on their plans, and events from the event history); `render()` is the Prometheus text of a
 scrape: the broker's families (written directly, families.py) and the process' (CPU,
 memory, open files: prometheus_client's ProcessCollector). `registry` holds both for
 code that wants prometheus_client's API (it parses the same text back).
@@ -22,12 +22,12 @@ from .rates import WindowedRate
 from .traffic import request_families, topic_families, transaction_families
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from prometheus_client.core import Metric
 
     from ..state.broker_state import BrokerState
-    from .counts import EventCounts, RequestCounts
+    from .counts import EventCounts, PlanCounts
 
 # The text format the families are written in (prometheus_client's newest is 1.0.0, which
 # Prometheus releases before 3.0 do not know).
@@ -37,12 +37,13 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 class BrokerMetrics:
     """One broker's metrics: Kafka's names for what Kafka measures, kcsim_ for the rest."""
 
-    def __init__(self, state: BrokerState, requests: RequestCounts, events: EventCounts,
-                 since: float) -> None:
-        """`since`: when the counts started (time.monotonic), where rates start from."""
+    def __init__(self, state: BrokerState, plans: Callable[[], list[PlanCounts]],
+                 events: EventCounts, since: float) -> None:
+        """`plans`: the request plans, with what each counted; `since`: when the counts
+        started (time.monotonic), where rates start from."""
         self.since = since
         self.state = state
-        self.requests = requests
+        self.plans = plans
         self.events = events
         self._rates: dict[str, WindowedRate] = {}
         self._process = CollectorRegistry(auto_describe=False)
@@ -68,7 +69,7 @@ class BrokerMetrics:
         out.untyped(names.OFFSET_COMMIT_COUNT, [("", committed)])
         out.untyped(names.OFFSET_COMMIT_RATE,
                     [("", self.rate(names.OFFSET_COMMIT_RATE, committed))])
-        request_families(out, self.requests)
+        request_families(out, self.plans())
         topic_families(out, state.throughput, state.topics)
         partition_families(out, state.topics)
         transaction_families(out, state.transactions)

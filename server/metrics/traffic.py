@@ -12,8 +12,8 @@ from .families import labels
 
 if TYPE_CHECKING:
     from ..state.throughput import Throughput
+    from .counts import PlanCounts
     from .families import Families
-    from .requests import RequestCounts
 
 
 def _error_name(code: int) -> str:
@@ -23,30 +23,34 @@ def _error_name(code: int) -> str:
         return str(code)
 
 
-def request_families(out: Families, counts: RequestCounts) -> None:
+def request_families(out: Families, plans: list[PlanCounts]) -> None:
     """RequestMetrics: RequestsPerSec per API and version, ErrorsPerSec per API and error,
-    TotalTimeMs (its count and mean) per API."""
+    TotalTimeMs per API (its count: the requests; its mean: of those timed)."""
     samples: list[tuple[str, float]] = []
-    per_api: dict[str, list[int]] = {}  # name -> [requests, ns]
-    time_ns = counts.time_ns
-    for plan, n in list(counts.served.items()):
-        samples.append((labels(name="RequestsPerSec", request=plan.name,
-                               version=str(plan.version)), n))
-        total = per_api.setdefault(plan.name, [0, 0])
-        total[0] += n
-        total[1] += time_ns.get(plan, 0)
+    per_api: dict[str, list[int]] = {}  # name -> [requests, timed, ns]
     errors: dict[tuple[str, int], int] = {}
-    for plan, codes in list(counts.errors.items()):
+    for plan in sorted(plans, key=lambda p: (p.name, p.version)):
+        if not plan.served:
+            continue
+        samples.append((labels(name="RequestsPerSec", request=plan.name,
+                               version=str(plan.version)), plan.served))
+        total = per_api.setdefault(plan.name, [0, 0, 0])
+        total[0] += plan.served
+        total[1] += plan.timed
+        total[2] += plan.time_ns
+        codes = dict(plan.errors)
+        codes[0] = plan.error_fields - sum(codes.values())  # NONE
         for code, n in codes.items():
-            errors[plan.name, code] = errors.get((plan.name, code), 0) + n
+            if n:
+                errors[plan.name, code] = errors.get((plan.name, code), 0) + n
     samples += [(labels(error=_error_name(code), name="ErrorsPerSec", request=name), n)
                 for (name, code), n in sorted(errors.items())]
     samples += [(labels(name="TotalTimeMs", request=name), n)
-                for name, (n, _) in sorted(per_api.items())]
+                for name, (n, _, _) in sorted(per_api.items())]
     out.untyped(names.REQUEST_METRICS_COUNT, samples)
     out.untyped(names.REQUEST_METRICS_MEAN,
-                [(labels(name="TotalTimeMs", request=name), ns / n / 1e6 if n else 0.0)
-                 for name, (n, ns) in sorted(per_api.items())])
+                [(labels(name="TotalTimeMs", request=name), ns / timed / 1e6 if timed else 0.0)
+                 for name, (_, timed, ns) in sorted(per_api.items())])
 
 
 def topic_families(out: Families, throughput: Throughput, topics: Any) -> None:

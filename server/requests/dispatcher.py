@@ -45,7 +45,7 @@ from ..control.faults import Faults
 from ..control.fields import error_codes_of, fetch_session_of, topics_of
 from ..control.request_log import LOG_KEEPS as _LOG_KEEPS
 from ..control.request_log import RequestDigest, RequestLog
-from ..metrics import EventCounts, RequestCounts, count_errors
+from ..metrics import TIME_EVERY, EventCounts
 from ..state.answers import Durable, Pending
 from .access import ACCESS, served
 from .context import RequestContext
@@ -105,9 +105,8 @@ class Dispatcher:
         self.keeps_log = config.kept_requests > 0
         self._log = self.request_log.append
         self._seq = self.request_log.next_seq
-        # Requests, their time and errors per API and version, and events by kind: read by
-        # the metrics at scrape (`metrics`, made when first asked for).
-        self.request_counts = RequestCounts()
+        # Requests, their time and errors (counted on their plans), and events by kind: read
+        # by the metrics at scrape (`metrics`, made when first asked for).
         self.event_counts = EventCounts()
         self.counting_since = monotonic()
         self._counting = config.metrics
@@ -140,8 +139,8 @@ class Dispatcher:
         if self._metrics is None:
             from ..metrics.registry import BrokerMetrics
 
-            self._metrics = BrokerMetrics(self.state, self.request_counts, self.event_counts,
-                                          self.counting_since)
+            self._metrics = BrokerMetrics(self.state, lambda: list(self._plans.values()),
+                                          self.event_counts, self.counting_since)
         return self._metrics
 
     def _served_versions(self, wire_key: int) -> tuple[int, int]:
@@ -198,8 +197,7 @@ class Dispatcher:
             if rest is not None:
                 answer = _SIZE_CORR.pack(len(rest) + 4, correlation_id) + rest
                 if self._counting:
-                    served = self.request_counts.served
-                    served[plan] = served.get(plan, 0) + 1
+                    plan.served += 1
                 if self.keeps_log:
                     self.handled += 1
                     self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms,
@@ -233,7 +231,8 @@ class Dispatcher:
         at once or once a fault rule let it through (after a delay, say). `key`: the
         request's bytes, when its answer may be cached."""
         state = self.state
-        started = perf_counter_ns()
+        # One request in TIME_EVERY is timed (0: not this one).
+        started = perf_counter_ns() if self._counting and not plan.served % TIME_EVERY else 0
         try:
             if self.authorizer is None:
                 result = plan.route.fn(state, ctx, request)
@@ -260,8 +259,12 @@ class Dispatcher:
             encoded = self.encode_response(plan, ctx.correlation_id, response)
         except Exception as exc:  # a bug in one handler answers one request
             return self._failed(plan, ctx, request, exc, logged, connection, received_ms, started)
-        if self._counting:
-            self._count(plan, started, response)
+        if self._counting:  # `_count`, inline: every request passes here
+            plan.served += 1
+            if started:
+                plan.timed += 1
+                plan.time_ns += perf_counter_ns() - started
+            plan.error_fields += plan.count_errors(response, plan.errors)
         if self.keeps_log:
             self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
                        state.now_ms, logged,
@@ -276,13 +279,13 @@ class Dispatcher:
 
     def _count(self, plan: Plan, started: int, response: Any) -> None:
         """Count one request answered (or dropped: `response` None), its time since
-        `started` (perf_counter_ns) and the error codes of its answer."""
-        counts = self.request_counts
-        served, time_ns = counts.served, counts.time_ns
-        served[plan] = served.get(plan, 0) + 1
-        time_ns[plan] = time_ns.get(plan, 0) + perf_counter_ns() - started
+        `started` (perf_counter_ns; 0: not timed) and the error codes of its answer."""
+        plan.served += 1
+        if started:
+            plan.timed += 1
+            plan.time_ns += perf_counter_ns() - started
         if response is not None:
-            count_errors(response, counts.error_counts(plan))
+            plan.error_fields += plan.count_errors(response, plan.errors)
 
     def _authorized(self, plan: Plan, ctx: RequestContext, request: Any) -> Any:
         """The handler's answer, as the authorizer lets the request through."""

@@ -180,3 +180,20 @@ def test_each_broker_has_its_own_registry(kcsim_embedded_factory: Any) -> None:
     registry = one.run_sync(lambda: one.server.broker.metrics.registry)
     names = {family.name for family in registry.collect()}
     assert {GCM + "group_count", "kafka_consumergroup_lag", "process_cpu_seconds"} <= names
+
+
+def test_error_codes_of_an_answer_are_counted_as_kafka_counts_them() -> None:
+    """Each error field once (NONE included in the count returned), nested lists walked."""
+    from kcsim.protocol.codecs import codec
+    from kcsim.server.metrics import error_counter
+
+    cls = codec(FETCH, "response").cls
+    answer = cls(throttle_time_ms=0, error_code=0, session_id=0, responses=[
+        cls.FetchableTopicResponse(topic="a", partitions=[
+            cls.PartitionData(partition_index=i, error_code=code, high_watermark=0,
+                              last_stable_offset=0, log_start_offset=0, records=b"")
+            for i, code in enumerate((0, 3, 3))]),
+        cls.FetchableTopicResponse(topic="b", partitions=[])])
+    counts: dict[int, int] = {}
+    assert error_counter(cls)(answer, counts) == 4  # the top level's and three partitions'
+    assert counts == {3: 2}
