@@ -442,6 +442,10 @@ class GroupCoordinator:
         """The live group (read-only use): members, generation, protocol."""
         return self._rt.groups.get(group)
 
+    def paused_groups(self) -> list[str]:
+        """The groups that have partitions paused (of topics that may be gone since)."""
+        return list(self._rt.paused.by_group)
+
 
 def _api_name(api_key: int) -> str:
     return api(api_key).name

@@ -80,8 +80,9 @@ def group_families(out: Families, groups: GroupCoordinator, topics: TopicRegistr
     legacy.append((labels(name="NumOffsets"), offsets))
     out.untyped(names.GROUP_METADATA_MANAGER, legacy)
     out.untyped(names.OFFSET_COUNT, [("", offsets)])
-    out.gauge(names.PAUSED, [(f'{{group="{g}",type="{kind}"}}',
-                              sum(map(len, groups.paused_partitions(group).values())))
+    paused = {group: sum(map(len, groups.paused_partitions(group).values()))
+              for group in groups.paused_groups()}
+    out.gauge(names.PAUSED, [(f'{{group="{g}",type="{kind}"}}', paused.get(group, 0))
                              for g, (group, kind, _, _) in zip(escaped, each)],
               "partitions paused in each group (KIP-1249)")
 

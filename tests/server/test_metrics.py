@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from kcsim.server.embedded import EmbeddedServer
 
 PRODUCE, FETCH, OFFSET_COMMIT, HEARTBEAT, CREATE_TOPICS = 0, 1, 8, 12, 19
+PAUSE_PARTITIONS = 1000  # KIP-1249, a kcsim extension key
 TOPIC = "orders"
 GROUP = 'billing "eu"'  # a quote in a label value is escaped
 REQUEST = "kafka_network_RequestMetrics_Count"
@@ -197,3 +198,14 @@ def test_error_codes_of_an_answer_are_counted_as_kafka_counts_them() -> None:
     counts: dict[int, int] = {}
     assert error_counter(cls)(answer, counts) == 4  # the top level's and three partitions'
     assert counts == {3: 2}
+
+
+def test_paused_partitions_per_group(kcsim: EmbeddedServer, wire: Wire) -> None:
+    wire.call(OFFSET_COMMIT, 8, commit_request(GROUP, TOPIC, {0: 0}))
+    cls = request_class(PAUSE_PARTITIONS)
+    paused = wire.call(PAUSE_PARTITIONS, 0, cls(group_id=GROUP, topics=[
+        cls.PausePartitionsRequestTopic(name=TOPIC, partitions=[
+            cls.PausePartitionsRequestPartition(partition_index=p) for p in (0, 1)])]))
+    assert paused.error_code == 0, paused
+    assert value(scrape(kcsim), "kcsim_group_paused_partitions", group=GROUP,
+                 type="classic") == 2
