@@ -101,9 +101,9 @@ def _offset_families(out: Families, groups: GroupCoordinator, topics: TopicRegis
         sums: dict[str, int] = {}
         for (topic, partition), value in groups.committed_offsets(group).items():
             count += 1
-            found = partitions.get((topic, partition), False)
-            if found is False:
-                found = partitions[topic, partition] = _partition(topics, topic, partition)
+            key = (topic, partition)
+            found = (partitions[key] if key in partitions
+                     else partitions.setdefault(key, _partition(topics, topic, partition)))
             if found is None:  # the topic or partition is gone
                 continue
             end, rest = found

@@ -77,7 +77,7 @@ class BrokerMetrics:
 
     def collect(self) -> Iterator[Metric]:
         """The broker's families as prometheus_client's (its registry calls this)."""
-        return text_string_to_metric_families(self.families().text())
+        return iter(text_string_to_metric_families(self.families().text()))
 
     def render(self) -> bytes:
         """The Prometheus text exposition of a scrape now."""
