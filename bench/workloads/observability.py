@@ -156,6 +156,15 @@ def _commit_one(group: str, offset: int) -> Frame:
                                              committed_metadata="")])])
 
 
+def _metrics_url(srv: Any) -> str:
+    """Start `srv`; the URL of its metrics, from its ready line."""
+    srv.start()
+    found = _METRICS.search(srv.ready_line)
+    if found is None:
+        raise BenchError(f"no metrics URL in the ready line {srv.ready_line!r}")
+    return found.group(1)
+
+
 def _scrape(url: str) -> tuple[float, bytes]:
     start = time.perf_counter()
     with urllib.request.urlopen(url, timeout=30) as answer:
@@ -171,18 +180,14 @@ def metrics_scrape(ctx: RunContext) -> list[Figure]:
     size = [0, 0]
 
     def run(side: Side) -> None:
-        srv = side.server
-        srv.start()
-        found = _METRICS.search(srv.ready_line)
-        if found is None:
-            raise BenchError(f"no metrics URL in the ready line {srv.ready_line!r}")
-        with LoadClient(srv.host, srv.port) as client:
+        url = _metrics_url(side.server)
+        with LoadClient(side.server.host, side.server.port) as client:
             ensure_topic(client, c.TOPIC, c.PARTITIONS)
             commits = [_commit_one(f"bench-scrape-{i}", 0) for i in range(GROUPS)]
             client.run(lambda i: commits.pop() if commits else None, in_flight=ctx.settings.pipeline)
-        _scrape(found.group(1))  # the first builds the registry
+        _scrape(url)  # the first builds the registry
         for _ in range(SCRAPES):
-            took, body = _scrape(found.group(1))
+            took, body = _scrape(url)
             times.append(took)
         if f'consumergroup="bench-scrape-{GROUPS - 1}"'.encode() not in body:
             raise BenchError("the scrape does not show the last group's lag")
