@@ -38,20 +38,14 @@ REBALANCES = (
 
 
 def _each_group(groups: GroupCoordinator) -> list[tuple[str, str, str, int]]:
-    """(group, type, state, members) of every group the coordinator holds."""
-    found = []
-    for group in groups.groups():
-        consumer = groups.consumer_group(group)
-        if consumer is not None:
-            found.append((group, "consumer", consumer.state.value, len(consumer.members)))
-            continue
-        streams = groups.streams_group(group)
-        if streams is not None:
-            found.append((group, "streams", streams.state.value, len(streams.members)))
-            continue
-        classic = groups.group(group)
-        if classic is not None:
-            found.append((group, "classic", classic.state.value, len(classic.members)))
+    """(group, type, state, members) of every group the coordinator holds (a KIP-848 or
+    streams group before a classic one of the same id, as `group_state` reads them)."""
+    classic, consumer, streams = groups.groups_by_type()
+    found = [(g, "consumer", c.state.value, len(c.members)) for g, c in consumer.items()]
+    found += [(g, "streams", s.state.value, len(s.members)) for g, s in streams.items()
+              if g not in consumer]
+    found += [(g, "classic", c.state.value, len(c.members)) for g, c in classic.items()
+              if g not in consumer and g not in streams]
     return found
 
 
@@ -76,7 +70,7 @@ def group_families(out: Families, groups: GroupCoordinator, topics: TopicRegistr
     out.gauge(names.MEMBERS, [(f'{{consumergroup="{g}"}}', members)
                               for g, (_, _, _, members) in zip(escaped, each)],
               "members of each group (kafka_exporter's)")
-    offsets = _offset_families(out, groups, topics, [g for g, _, _, _ in each], escaped)
+    offsets = _offset_families(out, groups, topics)
     legacy.append((labels(name="NumOffsets"), offsets))
     out.untyped(names.GROUP_METADATA_MANAGER, legacy)
     out.untyped(names.OFFSET_COUNT, [("", offsets)])
@@ -87,8 +81,7 @@ def group_families(out: Families, groups: GroupCoordinator, topics: TopicRegistr
               "partitions paused in each group (KIP-1249)")
 
 
-def _offset_families(out: Families, groups: GroupCoordinator, topics: TopicRegistry,
-                     group_ids: list[str], escaped: list[str]) -> int:
+def _offset_families(out: Families, groups: GroupCoordinator, topics: TopicRegistry) -> int:
     """Committed offsets and lag per group and partition (log end minus committed), as
     kafka_exporter shows them; the number of committed offsets."""
     # (topic, partition) -> (its log end, its labels after the group's); None: gone
@@ -97,21 +90,25 @@ def _offset_families(out: Families, groups: GroupCoordinator, topics: TopicRegis
     lag: list[tuple[str, float]] = []
     lag_sum: list[tuple[str, float]] = []
     count = 0
-    for group, g in zip(group_ids, escaped):
-        sums: dict[str, int] = {}
-        for (topic, partition), value in groups.committed_offsets(group).items():
-            count += 1
-            key = (topic, partition)
-            found = (partitions[key] if key in partitions
-                     else partitions.setdefault(key, _partition(topics, topic, partition)))
-            if found is None:  # the topic or partition is gone
-                continue
-            end, rest = found
-            row = f'{{consumergroup="{g}",{rest}'
-            current.append((row, value.offset))
-            lag.append((row, end - value.offset))
-            sums[topic] = sums.get(topic, 0) + end - value.offset
-        lag_sum += [(f'{{consumergroup="{g}",topic="{escape(t)}"}}', n) for t, n in sums.items()]
+    for group, by_topic in groups.all_committed_offsets().items():
+        g = escape(group)
+        for topic, by_partition in by_topic.items():
+            total = seen = 0
+            count += len(by_partition)
+            for partition, value in by_partition.items():
+                key = (topic, partition)
+                found = (partitions[key] if key in partitions
+                         else partitions.setdefault(key, _partition(topics, topic, partition)))
+                if found is None:  # the topic or partition is gone
+                    continue
+                end, rest = found
+                row = f'{{consumergroup="{g}",{rest}'
+                current.append((row, value.offset))
+                lag.append((row, end - value.offset))
+                total += end - value.offset
+                seen += 1
+            if seen:
+                lag_sum.append((f'{{consumergroup="{g}",topic="{escape(topic)}"}}', total))
     out.gauge(names.CONSUMER_OFFSET, current, "each group's committed offset per partition")
     out.gauge(names.LAG, lag, "log end offset minus the group's committed offset")
     out.gauge(names.LAG_SUM, lag_sum, "each group's lag summed over a topic's partitions")
