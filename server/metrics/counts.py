@@ -41,9 +41,12 @@ class PlanCounts:
     errors: dict[int, int]  # error code (not NONE) -> occurrences in answers
 
 
-def error_counter(cls: type) -> ErrorCounter:
+def error_counter(cls: type) -> ErrorCounter | None:
     """A function counting the error codes (but NONE) of a `cls` answer into a dict,
-    returning how many it holds."""
+    returning how many it holds; None for an answer whose one error code is its top
+    level's (a heartbeat's), which the dispatcher reads inline."""
+    if tuple(getattr(cls, "error_fields", ())) == ("error_code",):
+        return None
     lines = ["def count(v0, c):", "    n = 0"]
     _walk(cls, "v0", 1, lines)
     lines.append("    return n")

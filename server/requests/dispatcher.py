@@ -264,7 +264,13 @@ class Dispatcher:
             if started:
                 plan.timed += 1
                 plan.time_ns += perf_counter_ns() - started
-            plan.error_fields += plan.count_errors(response, plan.errors)
+            counter = plan.count_errors
+            if counter is None:  # one error code, at the top level
+                plan.error_fields += 1
+                if response.error_code:
+                    self._count_error(plan, response.error_code)
+            else:
+                plan.error_fields += counter(response, plan.errors)
         if self.keeps_log:
             self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
                        state.now_ms, logged,
@@ -284,8 +290,19 @@ class Dispatcher:
         if started:
             plan.timed += 1
             plan.time_ns += perf_counter_ns() - started
-        if response is not None:
-            plan.error_fields += plan.count_errors(response, plan.errors)
+        if response is None:
+            return
+        counter = plan.count_errors
+        if counter is None:
+            plan.error_fields += 1
+            if response.error_code:
+                self._count_error(plan, response.error_code)
+        else:
+            plan.error_fields += counter(response, plan.errors)
+
+    @staticmethod
+    def _count_error(plan: Plan, code: int) -> None:
+        plan.errors[code] = plan.errors.get(code, 0) + 1
 
     def _authorized(self, plan: Plan, ctx: RequestContext, request: Any) -> Any:
         """The handler's answer, as the authorizer lets the request through."""

@@ -58,12 +58,18 @@ class Plan(PlanCounts):
         self.served = self.timed = self.time_ns = self.error_fields = 0
         self.errors: dict[int, int] = {}
         # Counts the error codes of an answer into `errors` (made for its class when first
-        # needed: every answer of a plan is of one class).
-        self.count_errors: Callable[[Any, dict[int, int]], int] = self._first_errors
+        # needed: every answer of a plan is of one class); None: the answer has one error
+        # code, at its top level, read inline (`top_level_error`).
+        self.count_errors: Callable[[Any, dict[int, int]], int] | None = self._first_errors
 
     def _first_errors(self, response: Any, errors: dict[int, int]) -> int:
-        self.count_errors = error_counter(type(response))
-        return self.count_errors(response, errors)
+        counter = self.count_errors = error_counter(type(response))
+        if counter is None:
+            code = response.error_code
+            if code:
+                errors[code] = errors.get(code, 0) + 1
+            return 1
+        return counter(response, errors)
 
     def answers_for(self, listener: Listener) -> dict[bytes, bytes]:
         """The cached answers of `listener`, which becomes the one kept at hand."""
