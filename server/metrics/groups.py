@@ -74,11 +74,14 @@ def group_families(out: Families, groups: GroupCoordinator, topics: TopicRegistr
     legacy.append((labels(name="NumOffsets"), offsets))
     out.untyped(names.GROUP_METADATA_MANAGER, legacy)
     out.untyped(names.OFFSET_COUNT, [("", offsets)])
+    # Only groups with partitions paused have a series (10,000 zeros would be a fifth of
+    # a large scrape): a group's goes when its last partition is resumed.
     paused = {group: sum(map(len, groups.paused_partitions(group).values()))
               for group in groups.paused_groups()}
-    out.gauge(names.PAUSED, [(f'{{group="{g}",type="{kind}"}}', paused.get(group, 0))
-                             for g, (group, kind, _, _) in zip(escaped, each)],
-              "partitions paused in each group (KIP-1249)")
+    out.gauge(names.PAUSED, [(f'{{group="{g}",type="{kind}"}}', paused[group])
+                             for g, (group, kind, _, _) in zip(escaped, each)
+                             if paused.get(group)],
+              "partitions paused in each group (KIP-1249), for the groups with some")
 
 
 def _offset_families(out: Families, groups: GroupCoordinator, topics: TopicRegistry) -> int:
