@@ -336,6 +336,130 @@ class GroupEventValue(Struct, array_like=True, gc=False):
     detail: dict[str, str | int | list[str]] = {}
 
 
+# -- KIP-932 share groups -------------------------------------------------------
+# The share coordinator's records (Kafka's ShareSnapshot and ShareUpdate) and the group
+# coordinator's (ShareGroup*), field for field.
+
+
+class ShareSnapshotKey(Struct, frozen=True, array_like=True, gc=False):
+    group: str
+    topic_id: bytes
+    partition: int
+
+
+class ShareStateBatch(Struct, array_like=True, gc=False):
+    first_offset: int
+    last_offset: int
+    delivery_state: int  # 0 available, 2 acknowledged, 4 archived
+    delivery_count: int
+
+
+class ShareSnapshotValue(Struct, array_like=True, gc=False):
+    """A share partition's whole written state; the updates after it apply on top."""
+
+    snapshot_epoch: int
+    state_epoch: int
+    leader_epoch: int
+    start_offset: int
+    create_timestamp: int
+    write_timestamp: int
+    state_batches: list[ShareStateBatch] = []
+    delivery_complete_count: int = -1
+
+
+class ShareUpdateKey(Struct, frozen=True, array_like=True, gc=False):
+    """One update since the partition's last snapshot: `slot` is its number since then
+    (Kafka keeps one key and deletes records behind the snapshot; kcsim's log keeps the
+    newest value of a key, so each update of a snapshot's run has its own)."""
+
+    group: str
+    topic_id: bytes
+    partition: int
+    slot: int
+
+
+class ShareUpdateValue(Struct, array_like=True, gc=False):
+    snapshot_epoch: int  # of the snapshot it applies on; others are stale
+    leader_epoch: int
+    start_offset: int  # -1: unchanged
+    state_batches: list[ShareStateBatch] = []
+    delivery_complete_count: int = -1
+
+
+class ShareGroupMetadataKey(Struct, frozen=True, array_like=True, gc=False):
+    group: str
+
+
+class ShareGroupMetadataValue(Struct, array_like=True, gc=False):
+    epoch: int
+    metadata_hash: int = 0
+
+
+class ShareGroupMemberKey(Struct, frozen=True, array_like=True, gc=False):
+    group: str
+    member_id: str
+
+
+class ShareGroupMemberValue(Struct, array_like=True, gc=False):
+    rack_id: str | None
+    client_id: str
+    client_host: str
+    subscribed_topic_names: list[str]
+
+
+class ShareGroupTargetAssignmentMetadataKey(Struct, frozen=True, array_like=True, gc=False):
+    group: str
+
+
+class ShareGroupTargetAssignmentMetadataValue(Struct, array_like=True, gc=False):
+    assignment_epoch: int
+    assignment_timestamp: int = 0
+
+
+class ShareGroupTargetAssignmentMemberKey(Struct, frozen=True, array_like=True, gc=False):
+    group: str
+    member_id: str
+
+
+class ShareGroupTargetAssignmentMemberValue(Struct, array_like=True, gc=False):
+    topic_partitions: list[TopicPartitions]
+
+
+class ShareGroupCurrentMemberAssignmentKey(Struct, frozen=True, array_like=True, gc=False):
+    group: str
+    member_id: str
+
+
+class ShareGroupCurrentMemberAssignmentValue(Struct, array_like=True, gc=False):
+    member_epoch: int
+    previous_member_epoch: int
+    state: int
+    assigned: list[TopicPartitions]
+
+
+class ShareTopicPartitionsInfo(Struct, array_like=True, gc=False):
+    topic_id: bytes
+    topic_name: str
+    partitions: list[int]
+
+
+class ShareTopicInfo(Struct, array_like=True, gc=False):
+    topic_id: bytes
+    topic_name: str
+
+
+class ShareGroupStatePartitionMetadataKey(Struct, frozen=True, array_like=True, gc=False):
+    group: str
+
+
+class ShareGroupStatePartitionMetadataValue(Struct, array_like=True, gc=False):
+    """Which partitions' share state is being set up, is set up, or is being deleted."""
+
+    initializing_topics: list[ShareTopicPartitionsInfo] = []
+    initialized_topics: list[ShareTopicPartitionsInfo] = []
+    deleting_topics: list[ShareTopicInfo] = []
+
+
 # Id 3 is the broker's topic record; ids are unique across everything one log holds.
 COORDINATOR_RECORD_TYPES: tuple[RecordType, ...] = (
     RecordType(1, "offset_commit", OffsetCommitKey, OffsetCommitValue),
@@ -362,5 +486,17 @@ COORDINATOR_RECORD_TYPES: tuple[RecordType, ...] = (
                StreamsGroupTargetAssignmentMemberKey, StreamsGroupTargetAssignmentMemberValue),
     RecordType(27, "streams_group_current_member_assignment",
                StreamsGroupCurrentMemberAssignmentKey, StreamsGroupCurrentMemberAssignmentValue),
+    RecordType(30, "share_snapshot", ShareSnapshotKey, ShareSnapshotValue),
+    RecordType(31, "share_update", ShareUpdateKey, ShareUpdateValue),
+    RecordType(32, "share_group_metadata", ShareGroupMetadataKey, ShareGroupMetadataValue),
+    RecordType(33, "share_group_member", ShareGroupMemberKey, ShareGroupMemberValue),
+    RecordType(34, "share_group_target_assignment_metadata",
+               ShareGroupTargetAssignmentMetadataKey, ShareGroupTargetAssignmentMetadataValue),
+    RecordType(35, "share_group_target_assignment_member",
+               ShareGroupTargetAssignmentMemberKey, ShareGroupTargetAssignmentMemberValue),
+    RecordType(36, "share_group_current_member_assignment",
+               ShareGroupCurrentMemberAssignmentKey, ShareGroupCurrentMemberAssignmentValue),
+    RecordType(37, "share_group_state_partition_metadata",
+               ShareGroupStatePartitionMetadataKey, ShareGroupStatePartitionMetadataValue),
     RecordType(50, "group_event", GroupEventKey, GroupEventValue),
 )

@@ -5,11 +5,15 @@
 - on either: ``.clock`` (advance, freeze, resume simulated time), ``.faults``
   (fault rules: errors, latency, held requests, closed connections, coordinator
   loading or unavailable), ``.requests(...)`` (the request log), ``.group(...)``,
-  ``.groups()``, ``.paused(...)`` and ``.committed(...)`` (state views; a streams
-  group's members show their active, standby and warm-up tasks),
-  ``run_log_maintenance()`` (topics' retention and log cleaner, now), and the
+  ``.groups()``, ``.paused(...)``, ``.committed(...)`` and ``.lag(...)`` (state views; a
+  streams group's members show their active, standby and warm-up tasks),
+  ``.events(...)`` (the group event log: ``GroupEventValue``s, each with its cause),
+  ``run_log_maintenance()`` (topics' retention and log cleaner, now), ``.nodes``
+  (with ``brokers=N``: stop and start a node, move a partition's leader or a
+  group's coordinator, shuffle leaders; ``.bootstrap_servers`` names every node), and the
   waits ``wait_for_group``, ``wait_for_committed``, ``wait_for_request``,
-  ``wait_for_fault``, which raise ``WaitTimeout`` showing the state they saw;
+  ``wait_for_fault`` and ``wait_for_event``, which raise ``WaitTimeout`` showing the
+  state they saw;
 - ``kcsim serve --control-port`` serves the same controls over HTTP
   (docs/control-http.md);
 - the pytest fixtures ``kcsim``, ``kcsim_persistent``, ``kcsim_trio`` and
@@ -18,7 +22,8 @@
   loaded on first use, so this module imports where pytest is not installed.
 
 Rules, log entries, statuses and views are msgspec structs: ``msgspec.to_builtins``
-gives their plain-data (JSON) form, and ``FaultRule`` converts from a dict.
+gives their plain-data (JSON) form, and ``FaultRule`` converts from a dict. An event's
+form by field name is ``kcsim.coordinator.shared.events.event_fields(event)``.
 """
 
 from __future__ import annotations
@@ -26,9 +31,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from kcsim.coordinator.records import GroupEventValue
 from kcsim.server.control.faults import FaultRule, FaultStatus
 from kcsim.server.control.request_log import RequestRecord
-from kcsim.server.control.views import GroupView, MemberView, TasksView
+from kcsim.server.control.views import GroupView, LagView, MemberView, TasksView
 from kcsim.server.control.waits import WaitTimeout
 from kcsim.server.embedded import EmbeddedServer
 from kcsim.server.in_trio import TrioKcsim, open_trio_kcsim
@@ -48,7 +54,9 @@ __all__ = [
     "EmbeddedServer",
     "FaultRule",
     "FaultStatus",
+    "GroupEventValue",
     "GroupView",
+    "LagView",
     "MemberView",
     "RequestRecord",
     "TasksView",

@@ -1,4 +1,4 @@
-"""`kcsim pipeline compact|report`: the Spark pipeline from the command line.
+"""`kcsim pipeline compact|report|lag`: the Spark pipeline from the command line.
 
 Registered with the `kcsim` command through the ``kcsim.commands`` entry
 point; this module imports only argparse, and Spark is started by the
@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .extra import require_spark
 
@@ -62,6 +62,29 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="print a table when it has at most this many rows (default 40)")
     report.set_defaults(run=run_report, parser=report)
 
+    lag = commands.add_parser(
+        "lag", help="consumer lag of any Kafka cluster over time (Parquet, console)",
+        description="A Structured Streaming job: reads __consumer_offsets through Spark's "
+        "Kafka connector, decodes Kafka's records, asks the cluster for log end offsets at "
+        "each micro-batch and writes lag per group and partition. Works against kcsim and "
+        "any Kafka cluster. Spark's connector is fetched with Maven once (--cache-dir).")
+    lag.add_argument("--bootstrap-server", required=True, help="the cluster, host:port")
+    lag.add_argument("--out", help="directory for the lag table (Parquet, appended)")
+    lag.add_argument("--console", action="store_true", help="print each lag table")
+    lag.add_argument("--once", action="store_true",
+                     help="read what the topic holds now, write one table and stop")
+    lag.add_argument("--trigger-ms", type=int, default=5000,
+                     help="time between micro-batches (default 5000)")
+    lag.add_argument("--checkpoint", help="the query's checkpoint directory (default: a "
+                     "temporary one; the job re-reads __consumer_offsets at every start)")
+    lag.add_argument("--cache-dir", default=os.path.join("~", ".cache", "kcsim"),
+                     help="where Spark's Kafka connector is kept (default ~/.cache/kcsim)")
+    lag.add_argument("--master", default=None,
+                     help="Spark master URL (default local[*]), e.g. spark://host:7077")
+    lag.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                     help="a Spark setting, repeatable")
+    lag.set_defaults(run=run_lag, parser=lag)
+
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-dir", required=True, help="the kcsim data directory")
@@ -71,7 +94,8 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="a Spark setting, repeatable (e.g. spark.executor.memory=4g)")
 
 
-def _session(args: argparse.Namespace, name: str) -> tuple[SparkSession, bool]:
+def _session(args: argparse.Namespace, name: str, extra: dict[str, str] | None = None
+             ) -> tuple[SparkSession, bool]:
     """The session to run on, and whether this command started it (and so stops it).
 
     In a process that already has a session (a notebook, a test), that one is used."""
@@ -84,7 +108,7 @@ def _session(args: argparse.Namespace, name: str) -> tuple[SparkSession, bool]:
     if active is not None:
         register(active)
         return active, False
-    conf = {}
+    conf = dict(extra or {})
     for item in args.conf:
         key, sep, value = item.partition("=")
         if not sep:
@@ -195,4 +219,46 @@ def run_report(args: argparse.Namespace) -> int:
                        title=f"kcsim consumer groups: {os.path.abspath(args.data_dir)}")
     report.print_tables(paths, args.max_rows)
     print(f"report written to {args.out} ({', '.join(sorted(paths))}; {html})")
+    return 0
+
+
+@_needs_spark
+def run_lag(args: argparse.Namespace) -> int:
+    import tempfile
+    from pathlib import Path
+
+    from .connector import ConnectorUnavailable, connector_jars
+    from .lag import lag_query
+
+    if not args.out and not args.console:
+        print("kcsim pipeline lag: give --out DIR, --console or both", file=sys.stderr)
+        return 2
+    try:
+        jars = connector_jars(Path(args.cache_dir).expanduser() / "spark-kafka")
+    except ConnectorUnavailable as exc:
+        print(f"kcsim pipeline lag: {exc}", file=sys.stderr)
+        return 1
+    spark, owned = _session(args, "lag", {"spark.jars": ",".join(map(str, jars))})
+
+    def write(frame: Any) -> None:
+        if args.out:
+            frame.write.mode("append").parquet(args.out)
+        if args.console:
+            frame.show(truncate=False)
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="kcsim-lag-") as scratch:
+            writer = lag_query(spark, args.bootstrap_server, write).option(
+                "checkpointLocation", args.checkpoint or scratch)
+            writer = (writer.trigger(availableNow=True) if args.once
+                      else writer.trigger(processingTime=f"{args.trigger_ms} milliseconds"))
+            writer.start().awaitTermination()
+    except KeyboardInterrupt:
+        return 0
+    except Exception as exc:
+        print(f"kcsim pipeline lag: {why(exc)}", file=sys.stderr)
+        return 1
+    finally:
+        if owned:
+            spark.stop()
     return 0

@@ -49,6 +49,7 @@ class ConfigError(ValueError):
 
 
 INT32_MAX = 2**31 - 1
+MAX_BROKERS = 64
 DECLARED_EXTENSION_KEYS = (1000, 1001, 1002)
 # The mechanisms kcsim serves, and those SASL listeners accept unless told.
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
@@ -291,6 +292,11 @@ class Config(msgspec.Struct, kw_only=True):
                     "while it waits: for hundreds of connections; off (default): every "
                     "connection in its own task, cheaper for a few")] = False
     node_id: Annotated[Int32, Meta(description="this broker's node id")] = 1
+    brokers: Annotated[int, Meta(
+        ge=1, le=MAX_BROKERS,
+        description="brokers (nodes) this kcsim plays: node ids from --node-id on, each with "
+                    "its own listeners on the ports after --port's, all over one log; "
+                    "partition leaders and coordinators are spread over them")] = 1
     cluster_id: Annotated[NonEmpty, Meta(
         description="cluster id reported in Metadata and DescribeCluster")] = "kcsim-cluster-000000000"
     data_dir: Annotated[NonEmpty, Meta(description="directory holding the durable log")] = "./data"
@@ -552,6 +558,11 @@ class Config(msgspec.Struct, kw_only=True):
             return plans
         return (plans[0]._replace(advertised_host=self.advertised_host,
                                   advertised_port=self.advertised_port),)
+
+    @property
+    def node_ids(self) -> tuple[int, ...]:
+        """The node id of each broker this kcsim plays, in order."""
+        return tuple(range(self.node_id, self.node_id + self.brokers))
 
     @property
     def super_user_set(self) -> frozenset[str]:

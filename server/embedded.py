@@ -51,6 +51,15 @@ class EmbeddedServer(BlockingControls):
         """Where this process reaches the first listener."""
         return f"{self.config.listener_plans[0].local_host}:{self.port}"
 
+    @property
+    def bootstrap_servers(self) -> str:
+        """Where this process reaches every node's first listener, comma-separated (one
+        node's address unless it plays several brokers, `brokers`)."""
+        server = self._current()
+        host = self.config.listener_plans[0].local_host
+        first = self.config.listener_plans[0].name
+        return ",".join(f"{host}:{a.port}" for a in server.advertised if a.name == first)
+
     def _current(self) -> Server:
         if self.server is None:
             raise RuntimeError("the kcsim server is not running")

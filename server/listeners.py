@@ -30,11 +30,13 @@ _NAME = re.compile(r"[A-Za-z0-9_]+")
 
 
 class Listener(NamedTuple):
-    """One `NAME://host:port`; an empty host means every interface."""
+    """One `NAME://host:port`; an empty host means every interface. `node`: the node whose
+    address it is when one kcsim plays several brokers (`--brokers`), else -1."""
 
     name: str
     host: str
     port: int
+    node: int = -1
 
     def __str__(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
@@ -51,13 +53,22 @@ class ListenerPlan(NamedTuple):
     advertised_port: int | None = None
     protocol: str = "PLAINTEXT"  # the security protocol it speaks
 
-    def advertise(self, bound_port: int) -> Listener:
+    def advertise(self, bound_port: int, node: int = -1) -> Listener:
         """The address clients of this listener are given, once its port is known.
 
         A listener on every interface advertises 127.0.0.1 unless told otherwise."""
         host = self.advertised_host or (self.host if self.host not in WILDCARD_HOSTS
                                         else "127.0.0.1")
-        return Listener(self.name, host, self.advertised_port or bound_port)
+        return Listener(self.name, host, self.advertised_port or bound_port, node)
+
+    def for_node(self, index: int) -> ListenerPlan:
+        """The plan of the index-th node of several: the ports after this one's (a free
+        port for each when this one is 0), its advertised port likewise."""
+        if index == 0:
+            return self
+        return self._replace(port=self.port + index if self.port else 0,
+                             advertised_port=(self.advertised_port + index
+                                              if self.advertised_port else None))
 
     @property
     def local_host(self) -> str:

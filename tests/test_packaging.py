@@ -87,7 +87,7 @@ def test_the_wheel_holds_the_folders_as_kcsim_subpackages(wheel: Path) -> None:
     for package in SETUPTOOLS["packages"]:
         assert f"{package.replace('.', '/')}/__init__.py" in names
     assert {"kcsim/server/cli.py", "kcsim/coordinator/groups/state.py", "kcsim/testing.py",
-            "kcsim/py.typed"} <= names
+            "kcsim/py.typed", "kcsim/server/control/ui.html"} <= names
     assert not [n for n in names if not n.startswith(("kcsim/", "kcsim-"))]
     assert not [e.filename for e in entries if stat.S_ISLNK(e.external_attr >> 16)]
 

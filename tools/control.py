@@ -142,6 +142,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     coordinator.set_defaults(call=lambda c, a: c.call(
         "POST", "/coordinator", {"group": a.group, "state": a.state}))
 
+    _register_nodes(what)
+
     requests = what.add_parser("requests", help="the request log, filtered")
     _request_filters(requests)
     requests.add_argument("--clear", action="store_true", help="empty the log instead")
@@ -186,17 +188,60 @@ def register(sub: argparse._SubParsersAction) -> None:
     maintenance.set_defaults(call=lambda c, a: c.call("POST", "/log-maintenance",
                                                       {"roll": a.roll}))
 
-    state = what.add_parser("state", help="snapshots: groups, members, offsets, paused")
+    state = what.add_parser("state", help="snapshots: groups, members, offsets, paused, lag")
     state_of = state.add_subparsers(dest="action", required=True)
     for name, help_text in (("groups", "groups with their state and members"),
                             ("offsets", "committed offsets"),
-                            ("paused", "paused partitions (KIP-1249)")):
+                            ("paused", "paused partitions (KIP-1249)"),
+                            ("lag", "lag per partition: the log end minus the committed offset")):
         snapshot = state_of.add_parser(name, help=help_text)
         snapshot.add_argument("--group", help="only this group")
         snapshot.set_defaults(call=_state(name))
     members = state_of.add_parser("members", help="a group's members and their partitions")
     members.add_argument("group")
     members.set_defaults(call=lambda c, a: c.call("GET", "/state/members", query={"group": a.group}))
+
+
+def _register_nodes(what: argparse._SubParsersAction) -> None:
+    """`nodes`, `leader` and `leaders` of a several-broker kcsim (--brokers N)."""
+    nodes = what.add_parser("nodes", help="the nodes of a --brokers N kcsim: list, stop, start")
+    nodes_do = nodes.add_subparsers(dest="action", required=True)
+    nodes_do.add_parser("list", help="each node, live or not, with its addresses").set_defaults(
+        call=lambda c, a: c.call("GET", "/nodes"))
+    for action, help_text in (("stop", "stop a node: its listeners close, its leaders move"),
+                              ("start", "start a stopped node again on its ports")):
+        one = nodes_do.add_parser(action, help=help_text)
+        one.add_argument("node", type=int)
+        one.set_defaults(call=_node_call(action))
+    leader = what.add_parser("leader", help="move a partition's leader to a node")
+    leader.add_argument("topic")
+    leader.add_argument("partition", type=int)
+    leader.add_argument("node", type=int)
+    leader.set_defaults(call=lambda c, a: c.call(
+        "POST", "/partitions/leader", {"topic": a.topic, "partition": a.partition,
+                                       "node": a.node}))
+    move = what.add_parser("move-coordinator",
+                           help="move a group's (or transactional id's) coordinator to a node")
+    move.add_argument("key", help="the group id (or transactional id, with --transactional)")
+    move.add_argument("node", type=int)
+    move.add_argument("--transactional", action="store_true",
+                      help="the key is a transactional id")
+    move.add_argument("--load-ms", type=int, default=0,
+                      help="answer COORDINATOR_LOAD_IN_PROGRESS this long (broker time)")
+    move.set_defaults(call=_move_coordinator)
+    shuffle = what.add_parser("shuffle-leaders", help="a random live leader for every partition")
+    shuffle.add_argument("--seed", type=int)
+    shuffle.set_defaults(call=lambda c, a: c.call("POST", "/leaders/shuffle", {"seed": a.seed}))
+
+
+def _node_call(action: str) -> Callable[[ControlClient, argparse.Namespace], Any]:
+    return lambda client, args: client.call("POST", f"/nodes/{args.node}/{action}", {})
+
+
+def _move_coordinator(client: ControlClient, args: argparse.Namespace) -> Any:
+    key = "transactional_id" if args.transactional else "group"
+    return client.call("POST", "/coordinator/move",
+                       {key: args.key, "node": args.node, "load_ms": args.load_ms})
 
 
 def _clock_now(client: ControlClient, args: argparse.Namespace) -> Any:

@@ -16,8 +16,18 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import trio
 
 from .acls import AclControl
+from .events import (
+    EventFeed,
+    event_condition,
+    event_filter,
+    event_seq,
+    find_events,
+    history_of,
+    next_seq,
+)
+from .nodes import NodeControl
 from .users import Users
-from .views import group_view, paused_view
+from .views import group_view, lag_view, paused_view
 from .waits import (
     DEFAULT_TIMEOUT_S,
     WaitTimeout,
@@ -32,12 +42,14 @@ from .waits import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from kcsim.coordinator.records import GroupEventValue
+
     from ..maintenance import MaintenanceReport
     from ..shell.server import Server
     from ..tls import ClientCert
     from .faults import FaultRule, FaultStatus
     from .request_log import RequestRecord
-    from .views import GroupView
+    from .views import GroupView, LagView
 
 T = TypeVar("T")
 
@@ -139,6 +151,7 @@ class Controls:
         self.clock = ClockControl(run, server)
         self.faults = FaultControl(run, server)
         self.acls = AclControl(run, server)
+        self.nodes = NodeControl(run, server)  # with brokers=N: stop, start, move leaders
 
     def requests(self, api: Any = None, *, group: str | None = None,
                  client_id: str | None = None, version: int | None = None, error: Any = None,
@@ -225,6 +238,27 @@ class Controls:
         if not isinstance(group, str):
             raise ValueError(f"group: expected a group id, got {group!r}")
         return self._call(lambda: paused_view(self._server().broker.groups, group))
+
+    def lag(self, group: str) -> list[LagView]:
+        """The group's lag per partition it committed an offset for: the log end minus the
+        committed offset, computed now."""
+        if not isinstance(group, str):
+            raise ValueError(f"group: expected a group id, got {group!r}")
+        return self._call(lambda: lag_view(self._server().broker.groups,
+                                           self._server().broker.topics, group))
+
+    def events(self, group: str | None = None, kind: str | None = None,
+               group_type: str | None = None, since: int = 0, *, cause: str | None = None,
+               member: str | None = None) -> list[GroupEventValue]:
+        """The group events numbered `since` or later, oldest first, that match every
+        filter given (kind, cause and group type: words of kcsim.coordinator.shared.events)."""
+        wanted, since = event_filter(group, kind, group_type, cause, member), event_seq(since)
+        return self._call(lambda: find_events(self._server(), wanted, since))
+
+    def next_event_seq(self) -> int:
+        """The number the next event will have: pass it as `since` to see only later ones."""
+        return int(self._call(lambda: next_seq(self._server())))
+
     def pending_offsets(self, group: str) -> dict[tuple[str, int], int]:
         """The group's offsets pending in open transactions by (topic, partition) (the newest
         if several producers have one for a partition)."""
@@ -246,6 +280,12 @@ def _filters(api: Any, group: str | None, client_id: str | None, version: int | 
              error: Any, connection: int | None, since: int) -> dict[str, Any]:
     return {"api": api, "group": group, "client_id": client_id, "version": version,
             "error": error, "connection": connection, "since": since}
+
+
+def _event_condition(group: str | None, kind: str | None, cause: str | None,
+                     group_type: str | None, member: str | None, since: int) -> Any:
+    return event_condition(event_filter(group, kind, group_type, cause, member),
+                           event_seq(since))
 
 
 class BlockingControls(Controls):
@@ -279,6 +319,15 @@ class BlockingControls(Controls):
         """Return the rule's status once it fired `fired` times and/or holds `held` requests
         (neither given: once it fired)."""
         check, what = fault_condition(rule_id, fired, held)
+        return wait_blocking(self._call, self._server, check, what, timeout)
+
+    def wait_for_event(self, group: str | None = None, kind: str | None = None,
+                       cause: str | None = None, *, group_type: str | None = None,
+                       member: str | None = None, since: int = 0,
+                       timeout: float = DEFAULT_TIMEOUT_S) -> GroupEventValue:
+        """Return the first event numbered `since` or later that matches every filter given,
+        as soon as there is one (at once if the history holds one already)."""
+        check, what = _event_condition(group, kind, cause, group_type, member, since)
         return wait_blocking(self._call, self._server, check, what, timeout)
 
 
@@ -339,9 +388,24 @@ class TrioControls(Controls):
         check, what = fault_condition(rule_id, fired, held)
         return await wait_trio(self._server, check, what, timeout)
 
+    async def wait_for_event(self, group: str | None = None, kind: str | None = None,
+                             cause: str | None = None, *, group_type: str | None = None,
+                             member: str | None = None, since: int = 0,
+                             timeout: float = DEFAULT_TIMEOUT_S) -> GroupEventValue:
+        check, what = _event_condition(group, kind, cause, group_type, member, since)
+        return await wait_trio(self._server, check, what, timeout)
+
 
     async def run_log_maintenance(self, *, roll: bool = False) -> MaintenanceReport:
         return await self._server().maintenance.run_now(roll=roll)
+
+    def event_feed(self, group: str | None = None, kind: str | None = None,
+                   group_type: str | None = None, since: int = 0, *,
+                   type_field: str = "group_type") -> EventFeed:
+        """The matching events numbered `since` or later, then each new one as it folds in,
+        in a bounded buffer (events.EventFeed); close it when done."""
+        wanted = event_filter(group, kind, group_type, type_field=type_field)
+        return EventFeed(history_of(self._server()), wanted, event_seq(since))
 
 
 def _direct(fn: Callable[[], T]) -> T:

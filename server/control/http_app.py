@@ -1,7 +1,8 @@
 """A small ASGI app: routes by path and method, JSON in and out, every refusal as JSON.
 
 The HTTP parsing is the server's (hypercorn, see http_server.py); this module only
-maps a request to a route and a route's result or error to a response. A route's
+maps a request to a route and a route's result or error to a response (a route may
+answer a Response instead, a page or a stream, which sends itself). A route's
 ValueError is the controls' own refusal, whose message starts with the field it
 names: it answers 400 with that message and field. A WaitTimeout answers 408 with
 the state the wait saw last. An unknown path answers 404, a known path with another
@@ -69,6 +70,29 @@ class Request:
         return value
 
 
+class Response:
+    """A route's answer that is not JSON (a page, an event stream): it sends itself, once
+    the route has checked its input (a refusal before it is still JSON)."""
+
+    async def respond(self, send: Send, receive: Receive) -> None:
+        raise NotImplementedError
+
+
+class Page(Response):
+    """A whole body of one content type."""
+
+    def __init__(self, body: bytes, content_type: str) -> None:
+        self.body = body
+        self.content_type = content_type
+
+    async def respond(self, send: Send, receive: Receive) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": [
+            (b"content-type", self.content_type.encode()),
+            (b"content-length", str(len(self.body)).encode()),
+            (b"cache-control", b"no-store")]})
+        await send({"type": "http.response.body", "body": self.body})
+
+
 class Route(NamedTuple):
     pattern: re.Pattern[str]
     methods: dict[str, Handler]
@@ -107,6 +131,9 @@ class ControlApp:
         except Exception as exc:  # a bug, or the broker stopping: say so, keep serving
             log.exception("control API: %s %s failed", scope.get("method"), scope.get("path"))
             status, payload, headers = 500, _error(f"{type(exc).__name__}: {exc}", None), []
+        if isinstance(payload, Response):  # checked and answering: it sends itself
+            await payload.respond(send, receive)
+            return
         body = msgspec.json.encode(payload) + b"\n"
         await send({"type": "http.response.start", "status": status, "headers": [
             (b"content-type", b"application/json"),

@@ -10,8 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from .acls import ACL_FIELDS
 from .http_app import ControlApp, Route, route
+from .http_events import EventStream, read_events
+from .http_nodes import node_routes
+from .ui import ui_page
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -21,6 +26,7 @@ if TYPE_CHECKING:
 
 _REQUEST_FILTERS = ("api", "group", "client_id", "version", "error", "connection", "since")
 _INT_FILTERS = ("version", "connection", "since")
+_EVENT_FILTERS = ("group", "kind", "type", "since")
 
 
 def control_app(controls: TrioControls) -> ControlApp:
@@ -121,9 +127,14 @@ class Endpoints:
             route("/state/members", GET=self.state_members),
             route("/state/offsets", GET=self.state_offsets),
             route("/state/paused", GET=self.state_paused),
+            route("/state/lag", GET=self.state_lag),
+            route("/events", GET=self.events),
+            route("/events/stream", GET=self.events_stream),
+            route("/ui", GET=self.ui),
             route("/log-maintenance", POST=self.log_maintenance),
             route("/acls", GET=self.acls_list, POST=self.acls_add, DELETE=self.acls_remove),
             route("/users", GET=self.users_list, POST=self.users_add, DELETE=self.users_remove),
+            *node_routes(self.controls.nodes),
         ]
 
     async def index(self, request: Request) -> Any:
@@ -292,6 +303,35 @@ class Endpoints:
                   for topic, partitions in self.controls.paused(g).items()
                   for p in partitions]
         return {"paused": paused}
+
+    async def state_lag(self, request: Request) -> Any:
+        lag = [{"group": g, **msgspec.structs.asdict(entry)}
+               for g in self._groups_asked(request.query, "GET /state/lag")
+               for entry in self.controls.lag(g)]
+        return {"lag": lag}
+
+    # -- the group event log and the live page ------------------------------------------
+
+    def _event_filters(self, query: Mapping[str, list[str]], where: str,
+                       *more: str) -> dict[str, Any]:
+        _fields(query, (*_EVENT_FILTERS, *more), where)
+        since = _query_int(query, "since")
+        return {"group": _query_text(query, "group"), "kind": _query_text(query, "kind"),
+                "group_type": _query_text(query, "type"), "since": 0 if since is None else since}
+
+    async def events(self, request: Request) -> Any:
+        query = request.query
+        filters = self._event_filters(query, "GET /events", "limit", "wait_ms")
+        return await read_events(self.controls, **filters, limit=_query_int(query, "limit"),
+                                 wait_ms=_query_int(query, "wait_ms"))
+
+    async def events_stream(self, request: Request) -> Any:
+        filters = self._event_filters(request.query, "GET /events/stream")
+        return EventStream(self.controls.event_feed(**filters, type_field="type"))
+
+    async def ui(self, request: Request) -> Any:
+        _fields(request.query, (), "GET /ui")
+        return ui_page()
 
     # -- SASL users -------------------------------------------------------------------
 

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from kcsim.coordinator import GroupCoordinator
     from kcsim.coordinator.streams.model import StreamsGroup, StreamsMember
 
+    from ..state.topics import TopicRegistry
+
 
 class TasksView(msgspec.Struct, kw_only=True):
     """A streams member's tasks, each (subtopology id, partition), sorted."""
@@ -116,3 +118,28 @@ def paused_view(groups: GroupCoordinator | None, group: str) -> dict[str, list[i
     if groups is None:
         return {}
     return {topic: sorted(ps) for topic, ps in sorted(groups.paused_partitions(group).items())}
+
+
+class LagView(msgspec.Struct, kw_only=True):
+    """How far a group's committed offset is behind the log end of one partition."""
+
+    topic: str
+    partition: int
+    committed: int
+    log_end: int | None  # None: the topic or partition is gone
+    lag: int | None  # log_end - committed, never below 0; None with log_end
+
+
+def lag_view(groups: GroupCoordinator | None, topics: TopicRegistry,
+             group: str) -> list[LagView]:
+    """The group's lag per committed (topic, partition), sorted, computed now (as lag
+    exporters do: the log end offset minus the committed offset)."""
+    found = []
+    for (topic, partition), committed in sorted(committed_view(groups, group).items()):
+        known = topics.get(topic)
+        log_end = (known.partitions[partition].log_end_offset
+                   if known is not None and 0 <= partition < len(known.partitions) else None)
+        found.append(LagView(topic=topic, partition=partition, committed=committed,
+                             log_end=log_end,
+                             lag=None if log_end is None else max(0, log_end - committed)))
+    return found

@@ -30,10 +30,10 @@ from kcsim.protocol.errors import ErrorCode
 
 from ..acl.authorizer import right
 from ..acl.model import CLUSTER_NAME, Operation, ResourceType
-from ..state.answers import Durable, Pending
+from ..state.answers import finished
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Callable
 
     from ..acl.authorizer import Authorizer
     from ..state.broker_state import BrokerState
@@ -707,20 +707,4 @@ def served(check: Check, authorizer: Authorizer, fn: Callable[..., Any], state: 
     if type(verdict) is Refused:
         return verdict.response
     assert isinstance(verdict, Narrowed)
-    result = fn(state, ctx, verdict.request)
-    finish = verdict.finish
-    kind = type(result)
-    if result is None:
-        return None
-    if kind is Durable:
-        result.response = finish(result.response)
-        return result
-    if kind is Pending:
-        result.answer = _then(result.answer, finish)
-        return result
-    return finish(result)
-
-
-async def _then(answer: Awaitable[Any], finish: Callable[[Any], Any]) -> Any:
-    response = await answer
-    return None if response is None else finish(response)
+    return finished(fn(state, ctx, verdict.request), verdict.finish)

@@ -49,6 +49,7 @@ from ..metrics import TIME_EVERY, EventCounts
 from ..state.answers import Durable, Pending
 from .access import ACCESS, served
 from .context import RequestContext
+from .placement import placed
 from .plans import Plan
 from .reply import Reply
 from .routes import served as served_routes
@@ -87,6 +88,8 @@ class Dispatcher:
         self.data_arrived = state.data_arrived
         self.served = served_routes(config)
         self.routes = dict(self.served.routes)  # this broker's own: tests may swap a handler
+        if state.topology is not None:  # several brokers: requests at the wrong node
+            self.routes = placed(self.routes)
         self._plans: dict[int, Plan] = {}
         # Requests that reached a handler, a fault rule's action or the request log so far:
         # after a batch (or a held request) that moved it the shell re-arms its timer and

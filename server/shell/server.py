@@ -47,6 +47,7 @@ from ..requests import (
 )
 from ..tls import ANONYMOUS
 from . import reactor as reactor_mod
+from .nodes import NodeListeners
 from .socket_io import RECV_BYTES as _RECV
 from .socket_io import UNSENT_BOUND, ConnectionAbort, DirectSocket
 from .timer import Timer
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
 
     from ..config import Config
     from ..durability import Durability
-    from ..listeners import Listener
+    from ..listeners import Listener, ListenerPlan
     from ..requests import Dispatcher
     from ..state.answers import Released
     from ..tls import Tls
@@ -107,6 +108,7 @@ class Server:
             p.name for p in config.listener_plans if p.protocol in SASL_PROTOCOLS)
         # Plaintext connections answered at once are served in passes (`reactor`).
         self.reactor: reactor_mod.Reactor | None = None
+        self._nodes = NodeListeners(self.state.topology)  # with --brokers N: each node's
 
     @property
     def ssl_ca_file(self) -> str | None:
@@ -174,21 +176,35 @@ class Server:
         return self.clock.now_ms()
 
     async def _bind(self) -> list[tuple[trio.SocketListener, Listener]]:
-        """Open every listener's sockets; each is paired with the address it advertises."""
+        """Open every listener's sockets, each node's when there are several; each socket
+        is paired with the address it advertises."""
         bound = []
         advertised = []
-        for plan in self.config.listener_plans:
-            sockets = await trio.open_tcp_listeners(plan.port, host=plan.host or None)
-            self._listeners += sockets
-            port = sockets[0].socket.getsockname()[1]
-            address = plan.advertise(port)
-            advertised.append(address)
-            bound += [(sock, address) for sock in sockets]
-            log.info("kcsim listening on %s:%d as %s, advertised as %s:%d", plan.host or "*",
-                     port, plan.name, address.host, address.port)
+        topology = self.state.topology
+        nodes = enumerate(self.config.node_ids) if topology is not None else [(0, -1)]
+        for index, node in nodes:
+            for plan in self.config.listener_plans:
+                node_bound = await self._bind_plan(plan.for_node(index), node)
+                advertised.append(node_bound[0][1])
+                bound += node_bound
         self.advertised = tuple(advertised)
         self.port = bound[0][0].socket.getsockname()[1]
         return bound
+
+    async def _bind_plan(self, plan: ListenerPlan,
+                         node: int) -> list[tuple[trio.SocketListener, Listener]]:
+        sockets = await trio.open_tcp_listeners(plan.port, host=plan.host or None)
+        self._listeners += sockets
+        port = sockets[0].socket.getsockname()[1]
+        address = plan.advertise(port, node)
+        if node >= 0:
+            self._nodes.bound(node, address, sockets)
+            log.info("node %d listening on %s:%d as %s, advertised as %s:%d", node,
+                     plan.host or "*", port, plan.name, address.host, address.port)
+        else:
+            log.info("kcsim listening on %s:%d as %s, advertised as %s:%d", plan.host or "*",
+                     port, plan.name, address.host, address.port)
+        return [(sock, address) for sock in sockets]
 
     async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Listen and serve until cancelled; reports the first bound port through task_status."""
@@ -213,7 +229,7 @@ class Server:
                         self.reactor = reactor_mod.Reactor(self)
                         nursery.start_soon(self.reactor.run)
                     for listener, address in bound:
-                        nursery.start_soon(self._accept, listener, address, nursery)
+                        self._start_accepting(listener, address, nursery)
                     task_status.started(self.port)
                     if self._writer is not None:  # ready: a log left dirty is compacted now
                         self._writer.check_compaction()
@@ -276,6 +292,52 @@ class Server:
         self.state.release(outcome.responses)
         self.broker.changes.notify()
 
+    # -- nodes, when this kcsim plays several brokers ----------------------------
+
+    def _start_accepting(self, listener: trio.SocketListener, address: Listener,
+                         nursery: trio.Nursery) -> None:
+        if address.node < 0:
+            nursery.start_soon(self._accept, listener, address, nursery)
+        else:
+            nursery.start_soon(self._accept_for_node, listener, address, nursery)
+
+    async def _accept_for_node(self, listener: trio.SocketListener, address: Listener,
+                               nursery: trio.Nursery) -> None:
+        with self._nodes.scope(address.node):
+            try:
+                await self._accept(listener, address, nursery)
+            except trio.ClosedResourceError:  # the node stopped under it
+                return
+
+    def stop_node(self, node: int) -> None:
+        """The node goes down: its leaderships move (the topology), its listeners close and
+        its connections drop, as a broker's would."""
+        topology = self.state.topology
+        if topology is None:
+            raise ValueError("one broker: there is no node to stop (--brokers)")
+        topology.stop(node, self.clock.now_ms())
+        for sock in self._nodes.close(node):
+            self._listeners.remove(sock)
+            sock.socket.close()
+        for conn in list(self._open):
+            if conn.listener.node == node:
+                conn.scope.cancel()
+        self.broker.changes.notify()
+
+    def start_node(self, node: int) -> None:
+        """The node is back: its listeners bound again on the same ports, its preferred
+        leaderships back to it."""
+        topology = self.state.topology
+        if topology is None or self._nursery is None:
+            raise ValueError("one broker, or not served: there is no node to start")
+        if topology.is_live(node):
+            return
+        for sock, address in self._nodes.rebind(node):
+            self._listeners.append(sock)
+            self._start_accepting(sock, address, self._nursery)
+        topology.start(node, self.clock.now_ms())
+        self.broker.changes.notify()
+
     # -- connections --------------------------------------------------------
 
     async def _accept(self, listener: trio.SocketListener, address: Listener,
@@ -326,6 +388,8 @@ class Server:
             host = sock.peer_host()
         conn = _Connection(host, self._accepted, address, trio.current_time(), principal)
         self._open.add(conn)
+        if address.node >= 0 and not self._nodes.live(address.node):
+            conn.scope.cancel()  # accepted as its node stopped: it drops with the others
         try:
             with conn.scope:
                 carry: bytes | bytearray = b""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Coroutine
+    from collections.abc import Awaitable, Callable, Coroutine
 
     from kcsim.storage import Record
 
@@ -60,3 +60,23 @@ class Pending:
         self.records = records or []
         self.released = released or []
         self.abandon = abandon
+
+
+def finished(result: Any, finish: Callable[[Any], Any]) -> Any:
+    """A handler's answer (None, plain, `Durable` or `Pending`) with `finish` applied to its
+    response, now or once it comes: what a layer around a handler changes of its answer."""
+    if result is None:
+        return None
+    kind = type(result)
+    if kind is Durable:
+        result.response = finish(result.response)
+        return result
+    if kind is Pending:
+        result.answer = _finished_later(result.answer, finish)
+        return result
+    return finish(result)
+
+
+async def _finished_later(answer: Awaitable[Any], finish: Callable[[Any], Any]) -> Any:
+    response = await answer
+    return None if response is None else finish(response)

@@ -32,6 +32,7 @@ from .scram_credentials import ScramCredentialKey, ScramCredentials
 from .throughput import Throughput
 from .topic_records import TopicKey
 from .topics import TopicRegistry
+from .topology import Topology
 from .txn_endings import settle
 
 if TYPE_CHECKING:
@@ -80,6 +81,10 @@ class BrokerState:
         self.offsets_activation: Activation | None = None  # its first read fills it
         self.on_durable: Callable[[Sequence[Record]], None] | None = None
         self.throughput = Throughput()  # bytes in and out per topic, for the metrics
+        # Who leads and coordinates what when this kcsim plays several brokers (None: one).
+        self.topology = (Topology(config.node_ids,
+                                  offsets_partitions=config.offsets_topic_num_partitions)
+                         if config.brokers > 1 else None)
 
     # -- state changes ------------------------------------------------------
 

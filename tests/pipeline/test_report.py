@@ -14,6 +14,7 @@ import pytest
 from kcsim.pipeline import page, report
 from kcsim.server.cli import main
 
+from ..browser import chromium
 from . import scenario
 
 REPO = Path(__file__).resolve().parents[2]
@@ -107,15 +108,6 @@ def test_the_command_writes_parquet_a_page_and_prints_small_tables(
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu",
                   "--disable-background-networking", "--disable-component-update",
                   "--disable-sync", "--no-first-run", "--virtual-time-budget=15000")
-
-
-def chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.skip("NO BROWSER: the report page test needs Debian's chromium "
-                "(apt-get install -y chromium); .ci/run installs it")
 
 
 def browse(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

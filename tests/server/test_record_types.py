@@ -3,6 +3,8 @@ format logs were always written in."""
 
 from __future__ import annotations
 
+import uuid
+
 from kcsim.coordinator.records import (
     ConsumerGroupCurrentMemberAssignmentKey,
     ConsumerGroupCurrentMemberAssignmentValue,
@@ -16,6 +18,8 @@ from kcsim.coordinator.records import (
     ConsumerGroupTargetAssignmentMetadataValue,
     GroupConfigKey,
     GroupConfigValue,
+    GroupEventKey,
+    GroupEventValue,
     GroupMemberValue,
     GroupMetadataKey,
     GroupMetadataValue,
@@ -95,6 +99,12 @@ def acl_records() -> list[Record]:
     return [Record(AclKey(2, "orders-", 4, "User:alice", "*", 3, 3), AclValue(STAMP))]
 
 
+def event_records() -> list[Record]:
+    """A group event: a member left its group when its session expired."""
+    return [Record(GroupEventKey(7), GroupEventValue(7, STAMP, "g", "consumer", "member-left",
+                                                      "session-timeout", "m1", {"epoch": 3}))]
+
+
 def scram_records() -> list[Record]:
     """A SCRAM credential (written after the format above was fixed)."""
     return [Record(ScramCredentialKey("alice", 2),
@@ -104,6 +114,33 @@ def scram_records() -> list[Record]:
 def streams_records() -> list[Record]:
     """A streams group's records (KIP-1071, written after the format above was fixed)."""
     return [record for record, *_ in STREAMS_CASES]
+
+
+def share_records() -> list[Record]:
+    """A share group's records and its partition's written state (KIP-932)."""
+    from kcsim.coordinator import records as r
+    from kcsim.coordinator.share.model import ShareMember, member_records, target_records
+    from kcsim.coordinator.share.partition import StateBatch, Update
+    from kcsim.coordinator.share.persisted import (
+        PersistedShare,
+        ShareKey,
+        initial_snapshot,
+        record_for,
+    )
+    from kcsim.coordinator.share.rules import RecordState
+
+    topic = uuid.UUID(int=7)
+    key = ShareKey("g", topic.bytes, 0)
+    snapshot = initial_snapshot(key, 5, 1000)
+    update = record_for(key, PersistedShare(snapshot.value), Update(6, (StateBatch(6, 8, RecordState.ARCHIVED, 2),)), 1001)
+    member = ShareMember("m", None, "c", "/1.2.3.4", frozenset({"t"}), 2, 1, {topic: frozenset({0})})
+    return [snapshot, update, *member_records("g", member), *target_records("g", 2, {"m": member.assigned}, 9)] + [
+        Record(r.ShareGroupMetadataKey("g"), r.ShareGroupMetadataValue(2, 77)),
+        Record(
+            r.ShareGroupStatePartitionMetadataKey("g"),
+            r.ShareGroupStatePartitionMetadataValue([], [r.ShareTopicPartitionsInfo(topic.bytes, "t", [0])], []),
+        ),
+    ]
 
 
 def write(path, records: list[Record]) -> None:
@@ -159,17 +196,26 @@ def test_every_record_type_is_declared_at_its_stable_id():
         (25, "streams_group_target_assignment_metadata", 0),
         (26, "streams_group_target_assignment_member", 0),
         (27, "streams_group_current_member_assignment", 0),
+        (30, "share_snapshot", 0),
+        (31, "share_update", 0),
+        (32, "share_group_metadata", 0),
+        (33, "share_group_member", 0),
+        (34, "share_group_target_assignment_metadata", 0),
+        (35, "share_group_target_assignment_member", 0),
+        (36, "share_group_current_member_assignment", 0),
+        (37, "share_group_state_partition_metadata", 0),
         (40, "scram_credential", 0),
         (41, "acl", 0),
+        (50, "group_event", 0),
     ]
     records = one_of_each_type() + transaction_records() + config_records() + streams_records()
-    records += scram_records() + acl_records()
+    records += scram_records() + acl_records() + share_records() + event_records()
     assert {RECORD_TYPES.of(r).name for r in records} == {t.name for t in RECORD_TYPES}
 
 
 def test_every_record_type_and_its_tombstone_round_trips(tmp_path):
     records = one_of_each_type() + transaction_records() + config_records() + streams_records()
-    records += scram_records() + acl_records()
+    records += scram_records() + acl_records() + share_records() + event_records()
     records += [Record(r.key, None) for r in records]
     with RecordLog.open(tmp_path, types=RECORD_TYPES) as log:
         for record in records:

@@ -83,6 +83,7 @@ def test_requests_state_and_waits(url: str, capsys: pytest.CaptureFixture[str]) 
     assert control(capsys, url, "state", "members", "g")[1] == {"group": "g", "members": []}
     assert control(capsys, url, "state", "offsets", "--group", "g")[1] == {"offsets": []}
     assert control(capsys, url, "state", "paused")[1] == {"paused": []}
+    assert control(capsys, url, "state", "lag", "--group", "g")[1] == {"lag": []}
     assert control(capsys, url, "log-maintenance", "--roll")[1] == {"retention": [],
                                                                     "cleaned": []}
     assert control(capsys, url, "wait", "committed", "g")[1] == {"group": "g", "offsets": []}

@@ -34,7 +34,8 @@ def api_versions(broker: Any, ctx: Any, request: Any) -> Any:
     config = broker.config
     version = ctx.api_version
     if version >= _NAMES_TARGET:
-        error = _target_error(request, config.cluster_id, config.node_id)
+        node = ctx.listener.node  # its own node's, with several brokers
+        error = _target_error(request, config.cluster_id, config.node_id if node < 0 else node)
         if error:
             return ApiVersionsResponse(error_code=error, api_keys=[], throttle_time_ms=0)
     table = served(config).advertised(ApiVersionsResponse)

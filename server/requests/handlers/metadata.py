@@ -9,7 +9,7 @@ from kcsim.protocol.codecs import response_class
 from kcsim.protocol.errors import ErrorCode
 
 from ...offsets.topic import is_internal
-from ...state.routing import broker_nodes, coordinator_node
+from ...state.routing import broker_nodes, controller_id, coordinator_node
 from ...state.topics import topic_name_problem
 from ..routes import serves
 from .topic_admin import topic_record
@@ -32,12 +32,24 @@ CLUSTER_OPERATIONS = sum(1 << c for c in (5, 7, 8, 9, 10, 11, 12))  # + CLUSTER_
 
 
 def _describe_topic(broker: Any, topic: Any, ops: bool) -> Any:
-    node = broker.config.node_id
-    parts = [
-        _Partition(error_code=0, partition_index=p.index, leader_id=node, leader_epoch=0,
-                   replica_nodes=[node], isr_nodes=[node], offline_replicas=[])
-        for p in topic.partitions
-    ]
+    topology = broker.topology
+    if topology is None:
+        node = broker.config.node_id
+        parts = [
+            _Partition(error_code=0, partition_index=p.index, leader_id=node, leader_epoch=0,
+                       replica_nodes=[node], isr_nodes=[node], offline_replicas=[])
+            for p in topic.partitions
+        ]
+    else:
+        name = topic.name
+        parts = [
+            _Partition(error_code=0, partition_index=p.index,
+                       leader_id=topology.leader(name, p.index), leader_epoch=0,
+                       replica_nodes=topology.replicas(name, p.index),
+                       isr_nodes=topology.isr(name, p.index),
+                       offline_replicas=topology.offline(name, p.index))
+            for p in topic.partitions
+        ]
     return _Topic(error_code=0, name=topic.name, topic_id=topic.topic_id,
                   is_internal=is_internal(topic.name),
                   partitions=parts,
@@ -46,11 +58,14 @@ def _describe_topic(broker: Any, topic: Any, ops: bool) -> Any:
 
 def _brokers(broker: Any, ctx: Any) -> list[Any]:
     return [_Broker(node_id=node, host=host, port=port, rack=None)
-            for node, host, port in broker_nodes(broker.config, ctx.listener)]
+            for node, host, port in broker_nodes(broker, ctx.listener)]
 
 
 def _topics_version(broker: BrokerState) -> int:
-    return broker.topics.version
+    """What Metadata's answers depend on: the topics, and where they are led (both
+    versions only grow, so their sum changes whenever either does)."""
+    topology = broker.topology
+    return broker.topics.version + (0 if topology is None else topology.version)
 
 
 @serves(3, cache_state=_topics_version)
@@ -98,7 +113,7 @@ def metadata(broker: Any, ctx: Any, request: Any) -> Any:
             out.append(_describe_topic(broker, topic, ops))
     response = MetadataResponse(
         throttle_time_ms=0, brokers=_brokers(broker, ctx), cluster_id=broker.config.cluster_id,
-        controller_id=broker.config.node_id, topics=out,
+        controller_id=controller_id(broker), topics=out,
         cluster_authorized_operations=(
             CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else INT32_MIN),
     )
@@ -112,13 +127,13 @@ _NO_TOPIC_ID = uuid.UUID(int=0)
 def find_coordinator(broker: Any, ctx: Any, request: Any) -> Any:
     # Kafka's success message is the error's name at v1-3 and empty per key at v4+.
     if ctx.api_version < 4:
-        node, host, port = coordinator_node(broker.config, ctx.listener, request.key,
+        node, host, port = coordinator_node(broker, ctx.listener, request.key,
                                             request.key_type)
         return FindCoordinatorResponse(throttle_time_ms=0, error_code=0, error_message="NONE",
                                        node_id=node, host=host, port=port)
     coordinators = []
     for key in request.coordinator_keys:
-        node, host, port = coordinator_node(broker.config, ctx.listener, key, request.key_type)
+        node, host, port = coordinator_node(broker, ctx.listener, key, request.key_type)
         coordinators.append(FindCoordinatorResponse.Coordinator(
             key=key, node_id=node, host=host, port=port, error_code=0, error_message=""))
     return FindCoordinatorResponse(throttle_time_ms=0, coordinators=coordinators)
@@ -129,10 +144,10 @@ def describe_cluster(broker: Any, ctx: Any, request: Any) -> Any:
     brokers = [
         DescribeClusterResponse.DescribeClusterBroker(
             broker_id=node, host=host, port=port, rack=None, is_fenced=False)
-        for node, host, port in broker_nodes(broker.config, ctx.listener)]
+        for node, host, port in broker_nodes(broker, ctx.listener)]
     return DescribeClusterResponse(
         throttle_time_ms=0, error_code=0, error_message=None, endpoint_type=1,
-        cluster_id=broker.config.cluster_id, controller_id=broker.config.node_id,
+        cluster_id=broker.config.cluster_id, controller_id=controller_id(broker),
         brokers=brokers,
         cluster_authorized_operations=(
             CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else INT32_MIN),

@@ -63,8 +63,9 @@ async def test_the_index_lists_every_endpoint(kcsim_trio: Any) -> None:
     status, _, answer = await call(kcsim_trio, "GET", "/")
     assert status == 200
     assert {"GET /clock", "POST /clock/advance", "POST /faults", "DELETE /faults/{id}",
-            "GET /requests", "POST /wait/group", "GET /state/paused",
-            "POST /log-maintenance"} <= set(answer["endpoints"])
+            "GET /requests", "POST /wait/group", "GET /state/paused", "GET /state/lag",
+            "POST /log-maintenance", "GET /events", "GET /events/stream",
+            "GET /ui"} <= set(answer["endpoints"])
 
 
 async def test_an_unknown_path_is_404_and_a_wrong_method_405_naming_the_allowed(

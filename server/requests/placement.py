@@ -1,0 +1,244 @@
+"""Requests sent to the wrong node, when one kcsim plays several brokers: Kafka's answers.
+
+The dispatcher of a several-broker kcsim serves its routes through these guards (`placed`);
+one broker's routes are left as they are, so it pays nothing for them. Which node
+leads or coordinates what is the state's topology (`state/topology.py`); the node a
+request reached is its listener's (`RequestContext.listener.node`).
+
+- A request naming a group (the group APIs, TxnOffsetCommit) or a transactional id
+  (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, DescribeTransactions, a transactional
+  InitProducerId) at a node that does not coordinate it is answered NOT_COORDINATOR as a
+  whole, and COORDINATOR_LOAD_IN_PROGRESS while its new coordinator loads.
+- Produce, Fetch and ListOffsets serve the partitions led here; every other partition
+  is answered NOT_LEADER_OR_FOLLOWER, with its leader (CurrentLeader) and the leaders'
+  addresses (NodeEndpoints) in the versions that carry them (KIP-951). A Fetch with such
+  a partition does not wait for data, so the client hears at once.
+- ListGroups and ListTransactions list what this node coordinates, as each of Kafka's
+  brokers does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import msgspec
+
+from kcsim.protocol.error_answers import error_answer
+from kcsim.protocol.errors import ErrorCode
+from kcsim.protocol.messages.fetch import FetchResponse
+from kcsim.protocol.messages.list_offsets import ListOffsetsResponse
+from kcsim.protocol.messages.produce import ProduceResponse
+from kcsim.protocol.named_groups import groups_of
+
+from ..state.answers import finished
+from ..state.routing import node_address
+from ..state.topology import GROUP_KEY, TRANSACTION_KEY
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..state.broker_state import BrokerState
+    from ..state.topology import Topology
+    from .context import RequestContext
+    from .routes import Route
+
+    Handler = Callable[[BrokerState, RequestContext, Any], Any]
+
+PRODUCE, FETCH, LIST_OFFSETS, LIST_GROUPS = 0, 1, 2, 16
+INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN, ADD_OFFSETS_TO_TXN, END_TXN = 22, 24, 25, 26
+TXN_OFFSET_COMMIT, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 28, 65, 66
+NOT_LEADER = int(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+
+
+def placed(routes: dict[int, Route]) -> dict[int, Route]:
+    """The routes of a several-broker kcsim: each guarded as the module doc says."""
+    out = dict(routes)
+    for key, route in routes.items():
+        guard: Handler | None = None
+        if key in _SHAPES:
+            guard = _led(route.fn, _SHAPES[key])
+        elif key in (LIST_GROUPS, LIST_TRANSACTIONS):
+            guard = _listed_here(route.fn, key)
+        elif route.group or key == TXN_OFFSET_COMMIT:
+            guard = _coordinated(route.fn, groups_of, GROUP_KEY)
+        elif key in (INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN, ADD_OFFSETS_TO_TXN, END_TXN,
+                     DESCRIBE_TRANSACTIONS):
+            guard = _coordinated(route.fn, _transactional_ids, TRANSACTION_KEY)
+        if guard is not None:
+            out[key] = dataclasses.replace(route, fn=guard)
+    return out
+
+
+def _topology(state: BrokerState) -> Topology:
+    topology = state.topology
+    assert topology is not None, "placed routes serve a several-broker kcsim"
+    return topology
+
+
+# -- coordinators -----------------------------------------------------------------------
+
+
+def _transactional_ids(request: Any) -> tuple[str, ...]:
+    one = getattr(request, "transactional_id", None) or getattr(
+        request, "v3_and_below_transactional_id", None)
+    if one:
+        return (one,)
+    many = getattr(request, "transactional_ids", None)
+    if many:
+        return tuple(many)
+    return tuple(t.transactional_id for t in getattr(request, "transactions", ()) or ())
+
+
+def _coordinated(fn: Handler, keys_of: Callable[[Any], tuple[str, ...]],
+                 key_type: int) -> Handler:
+    def guarded(state: BrokerState, ctx: RequestContext, request: Any) -> Any:
+        topology = _topology(state)
+        node = ctx.listener.node
+        for key in keys_of(request):
+            error = (ErrorCode.NOT_COORDINATOR if topology.coordinator(key, key_type) != node
+                     else ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+                     if topology.loading(key, key_type, state.now_ms) else None)
+            if error is not None:
+                return error_answer(ctx.api_key, ctx.api_version, request, int(error))
+        return fn(state, ctx, request)
+    return guarded
+
+
+def _listed_here(fn: Handler, key: int) -> Handler:
+    field, name, key_type = (("groups", "group_id", GROUP_KEY) if key == LIST_GROUPS
+                             else ("transaction_states", "transactional_id", TRANSACTION_KEY))
+
+    def here(state: BrokerState, ctx: RequestContext, response: Any) -> Any:
+        topology = _topology(state)
+        node = ctx.listener.node
+        setattr(response, field, [x for x in getattr(response, field)
+                                   if topology.coordinator(getattr(x, name), key_type) == node])
+        return response
+
+    def listed(state: BrokerState, ctx: RequestContext, request: Any) -> Any:
+        return finished(fn(state, ctx, request), lambda response: here(state, ctx, response))
+    return listed
+
+
+# -- partition leaders ----------------------------------------------------------------------
+
+
+class _Shape(NamedTuple):
+    """Where an API's request and response name their topics and partitions."""
+
+    topics: str  # the request's list of topics
+    topic: str  # a request topic's name
+    partitions: str  # a request topic's list of partitions
+    number: str  # a request partition's index
+    answers: str  # the response's list of topics
+    away: Callable[[int, Any, str, list[tuple[int, int]]], Any]  # a topic's errors
+
+
+def _produce_away(version: int, topic: Any, name: str, led: list[tuple[int, int]]) -> Any:
+    R = ProduceResponse
+    return R.TopicProduceResponse(name=name, topic_id=topic.topic_id, partition_responses=[
+        R.PartitionProduceResponse(index=i, error_code=NOT_LEADER, base_offset=-1,
+                                   current_leader=R.LeaderIdAndEpoch(leader_id=n, leader_epoch=0))
+        for i, n in led])
+
+
+def _fetch_away(version: int, topic: Any, name: str, led: list[tuple[int, int]]) -> Any:
+    R = FetchResponse
+    return R.FetchableTopicResponse(topic=name, topic_id=topic.topic_id, partitions=[
+        R.PartitionData(partition_index=i, error_code=NOT_LEADER, high_watermark=-1,
+                        current_leader=R.LeaderIdAndEpoch(leader_id=n, leader_epoch=0))
+        for i, n in led])
+
+
+def _list_offsets_away(version: int, topic: Any, name: str, led: list[tuple[int, int]]) -> Any:
+    R = ListOffsetsResponse
+    return R.ListOffsetsTopicResponse(name=name, partitions=[
+        R.ListOffsetsPartitionResponse(partition_index=i, error_code=NOT_LEADER)
+        for i, _ in led])
+
+
+_SHAPES = {
+    PRODUCE: _Shape("topic_data", "name", "partition_data", "index", "responses", _produce_away),
+    FETCH: _Shape("topics", "topic", "partitions", "partition", "responses", _fetch_away),
+    LIST_OFFSETS: _Shape("topics", "name", "partitions", "partition_index", "topics",
+                         _list_offsets_away),
+}
+
+
+def _led(fn: Handler, shape: _Shape) -> Handler:
+    def guarded(state: BrokerState, ctx: RequestContext, request: Any) -> Any:
+        topology = _topology(state)
+        node = ctx.listener.node
+        kept: list[Any] = []
+        away: list[Any] = []
+        leaders: set[int] = set()
+        for topic in getattr(request, shape.topics):
+            name = getattr(topic, shape.topic) or _name_by_id(state, topic)
+            partitions = getattr(topic, shape.partitions)
+            if name is None:
+                kept.append(topic)  # unknown: the handler says so
+                continue
+            here = []
+            elsewhere = []
+            for p in partitions:
+                index = getattr(p, shape.number)
+                leader = topology.leader(name, index)
+                if leader == node:
+                    here.append(p)
+                else:
+                    elsewhere.append((index, leader))
+                    leaders.add(leader)
+            if not elsewhere:
+                kept.append(topic)
+                continue
+            if here:
+                kept.append(msgspec.structs.replace(topic, **{shape.partitions: here}))
+            away.append(shape.away(ctx.api_version, topic, name, elsewhere))
+        if not away:
+            return fn(state, ctx, request)
+        changes: dict[str, Any] = {shape.topics: kept}
+        if shape is _SHAPES[FETCH]:
+            changes["max_wait_ms"] = 0
+        result = fn(state, ctx, msgspec.structs.replace(request, **changes))
+        endpoints = [node_address(topology, n, ctx.listener) for n in sorted(leaders)]
+        return finished(result, lambda response: _merged(response, shape, away, endpoints))
+    return guarded
+
+
+def _name_by_id(state: BrokerState, topic: Any) -> str | None:
+    topic_id = getattr(topic, "topic_id", None)
+    found = state.topics.by_id.get(topic_id) if topic_id is not None else None
+    return None if found is None else str(found.name)
+
+
+def _merged(response: Any, shape: _Shape, away: list[Any],
+            endpoints: list[tuple[int, str, int]]) -> Any:
+    """The response with the partitions led elsewhere answered too, each in its topic's
+    entry when the response has one."""
+    answers = getattr(response, shape.answers)
+    for topic in away:
+        same = next((t for t in answers if _same_topic(t, topic)), None)
+        if same is None:
+            answers.append(topic)
+        else:
+            _partitions_of(same).extend(_partitions_of(topic))
+    if hasattr(response, "node_endpoints"):
+        cls = type(response).NodeEndpoint
+        response.node_endpoints = [cls(node_id=n, host=h, port=p, rack=None)
+                                   for n, h, p in endpoints]
+    return response
+
+
+def _same_topic(a: Any, b: Any) -> bool:
+    a_name = getattr(a, "name", None) or getattr(a, "topic", None)
+    b_name = getattr(b, "name", None) or getattr(b, "topic", None)
+    a_id, b_id = getattr(a, "topic_id", None), getattr(b, "topic_id", None)
+    return bool(a_name and a_name == b_name) or (a_id is not None and a_id == b_id
+                                                  and a_id.int != 0)
+
+
+def _partitions_of(topic: Any) -> list[Any]:
+    parts: list[Any] = (topic.partition_responses if hasattr(topic, "partition_responses")
+                        else topic.partitions)
+    return parts
