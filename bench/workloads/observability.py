@@ -16,6 +16,7 @@ median of SCRAPES).
 
 from __future__ import annotations
 
+import os
 import re
 import statistics
 import time
@@ -90,7 +91,16 @@ def observability_cost(ctx: RunContext) -> list[Figure]:
 
         def start(side: Side, config: str) -> None:
             srv = side.server
-            srv.start()
+            # One hash seed for both: dicts of str keys then probe alike in the two servers.
+            seed = os.environ.get("PYTHONHASHSEED")
+            os.environ["PYTHONHASHSEED"] = "0"
+            try:
+                srv.start()
+            finally:
+                if seed is None:
+                    del os.environ["PYTHONHASHSEED"]
+                else:
+                    os.environ["PYTHONHASHSEED"] = seed
             clients[config] = stack.enter_context(LoadClient(srv.host, srv.port))
             frames[config] = _member_frames(srv.host, srv.port, clients[config], "bench-obs")
 
