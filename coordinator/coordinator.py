@@ -17,7 +17,7 @@ Both are reported in the Outcome for the shell to log.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -445,6 +445,21 @@ class GroupCoordinator:
     def group(self, group: str) -> ClassicGroup | None:
         """The live group (read-only use): members, generation, protocol."""
         return self._rt.groups.get(group)
+
+    def paused_groups(self) -> list[str]:
+        """The groups that have partitions paused (of topics that may be gone since)."""
+        return list(self._rt.paused.by_group)
+
+    def groups_by_type(self) -> tuple[Mapping[str, ClassicGroup], Mapping[str, ConsumerGroup],
+                                      Mapping[str, StreamsGroup]]:
+        """The live classic, KIP-848 and streams groups by id (read-only use: the metrics
+        read all of them at each scrape)."""
+        rt = self._rt
+        return rt.groups, rt.consumer_groups, rt.streams_groups
+
+    def all_committed_offsets(self) -> Mapping[str, Mapping[str, Mapping[int, OffsetCommitValue]]]:
+        """Every group's committed offsets by group, topic and partition (read-only use)."""
+        return self._rt.offsets.by_group
 
 
 def _api_name(api_key: int) -> str:

@@ -100,15 +100,18 @@ def build(config: Config, clock: Clock | None = None, *, loaded: bool = False) -
     return Server(config, Dispatcher(state), clock, durability, tls)
 
 
-def ready_line(config: Config, server: Server, control_url: str | None = None) -> str:
+def ready_line(config: Config, server: Server, control_url: str | None = None,
+               metrics_url: str | None = None) -> str:
     """`kcsim ready on HOST:PORT` of the first listener (tools parse that part), then what
-    every listener advertises, then where the HTTP control API is, if it is served, and
-    the CA file clients of SSL listeners trust, if kcsim made one."""
+    every listener advertises, then where the HTTP control API and the metrics are, if
+    they are served, and the CA file clients of SSL listeners trust, if kcsim made one."""
     host = config.listener_plans[0].host or "0.0.0.0"
     advertised = ",".join(str(address) for address in server.advertised)
     line = f"kcsim ready on {host}:{server.port}; advertised listeners {advertised}"
     if control_url is not None:
         line += f"; control API {control_url}"
+    if metrics_url is not None:
+        line += f"; metrics {metrics_url}/metrics"
     return line if server.ssl_ca_file is None else f"{line}; SSL CA {server.ssl_ca_file}"
 
 
@@ -141,11 +144,13 @@ async def run_until_signal(config: Config) -> int:
                 await nursery.start(event_log.run, server.state.groups.events)
             await nursery.start(server.serve)
             log_connection_room(open_files)
-            control_url = None
-            if config.control_port is not None:
+            control_url = metrics_url = None
+            if config.metrics_port is not None:
+                metrics_url = await _start_metrics(nursery, server, config)
+            if config.control_port is not None and server.exit_code == 0:
                 control_url = await _start_control(nursery, server, config)
             if server.exit_code == 0:
-                print(ready_line(config, server, control_url), flush=True)
+                print(ready_line(config, server, control_url, metrics_url), flush=True)
 
             async def wait_for_signal() -> None:
                 async for signum in signals:
@@ -157,6 +162,36 @@ async def run_until_signal(config: Config) -> int:
             await server.stopped.wait()
             nursery.cancel_scope.cancel()
     return server.exit_code
+
+
+def _bind_error(group: BaseExceptionGroup[OSError]) -> BaseException:
+    """The OSError of a failed bind, out of the exception groups hypercorn nests it in."""
+    found: BaseException = group
+    while isinstance(found, BaseExceptionGroup):
+        found = found.exceptions[0]
+    return found
+
+
+async def _start_metrics(nursery: trio.Nursery, server: Server, config: Config) -> str | None:
+    """Serve the metrics beside the broker; their URL, or None (and the server stopping
+    with status 2, as for a setting that does not fit) when the port cannot be bound."""
+    from .metrics.http import serve_metrics
+
+    host, port = config.metrics_host, config.metrics_port
+    assert port is not None
+    failed: BaseException | None = None
+    try:
+        urls: list[str] = await nursery.start(serve_metrics, server.broker.metrics.render,
+                                              host, port)
+    except* OSError as group:
+        failed = _bind_error(group)
+    if failed is not None:
+        log.error("cannot serve metrics on %s:%s (--metrics-port %s): %s", host, port, port,
+                  failed)
+        server.exit_code = 2
+        server.stop()
+        return None
+    return urls[0]
 
 
 async def _start_control(nursery: trio.Nursery, server: Server, config: Config) -> str | None:
@@ -171,10 +206,7 @@ async def _start_control(nursery: trio.Nursery, server: Server, config: Config) 
     try:
         urls: list[str] = await nursery.start(serve_control, server, host, port)
     except* OSError as group:
-        found: BaseException = group
-        while isinstance(found, BaseExceptionGroup):  # nested by hypercorn's nurseries
-            found = found.exceptions[0]
-        failed = found
+        failed = _bind_error(group)
     if failed is not None:
         log.error("cannot serve the control API on %s:%s: %s", host, port, failed)
         server.exit_code = 1

@@ -515,6 +515,14 @@ class Config(msgspec.Struct, kw_only=True):
         description="append every group event from start-up on to this file, one JSON "
                     "line each (events replayed from the data dir are not written again; "
                     "default: off)")] = None
+    metrics_port: Annotated[Port | None, Meta(
+        description="serve Prometheus metrics at /metrics on this port (0 picks a free "
+                    "port; default: off; the control port serves them too)")] = None
+    metrics_host: Annotated[NonEmpty, Meta(
+        description="interface the metrics port listens on")] = "127.0.0.1"
+    metrics: Annotated[bool, Meta(
+        description="count requests, their time and errors per API for the metrics "
+                    "(off: nothing is counted per request)")] = True
 
     def in_process(self) -> Config:
         """These settings for a broker in a test's own process, where its request log can

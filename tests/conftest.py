@@ -221,13 +221,16 @@ def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     the reason is repeated at the end of the run; KCSIM_REQUIRE_KAFKA=1 makes
     that a failure instead.
     """
-    from tests.oracle.kafka import KafkaBroker, KafkaUnavailable
+    from tests.oracle.kafka import KafkaBroker, KafkaUnavailable, jmx_exporter
     from tests.oracle.secured import key_store, secured_broker_args
 
     base = tmp_path_factory.mktemp("kafka")
     store, ca_file = key_store(tmp_path_factory.mktemp("kafka-tls"))
-    broker = KafkaBroker(base, **secured_broker_args(store))
+    # The Prometheus JMX exporter's agent, for the metric names' check (test_metrics_names).
+    jvm_args, metrics_url = jmx_exporter(base)
+    broker = KafkaBroker(base, jvm_args=jvm_args, **secured_broker_args(store))
     broker.key_store, broker.ca_file = store, ca_file
+    broker.metrics_url = metrics_url  # a str, or why there is none (KafkaUnavailable)
     try:
         broker.start()
     except KafkaUnavailable as exc:

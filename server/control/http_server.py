@@ -14,6 +14,7 @@ import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
 
+from ..metrics.http import with_metrics
 from .handles import TrioControls
 from .http_routes import control_app
 
@@ -36,7 +37,8 @@ async def serve_control(server: Server, host: str, port: int, *,
     config.accesslog = None
     config.errorlog = log
     config.graceful_timeout = 0.5
-    app = control_app(TrioControls(lambda: server))
+    app = with_metrics(control_app(TrioControls(lambda: server)),
+                       lambda: server.broker.metrics.render())
     # hypercorn types the app by its own scope and event TypedDicts; ControlApp reads them
     # as plain mappings, which they are.
     await serve(app, config, task_status=task_status)  # type: ignore[arg-type]

@@ -11,7 +11,9 @@ sending it.
 
 It is also where tests steer requests: after decoding, the fault rules of the
 request's API (if any) may answer it otherwise (`control.faults`), and every
-answered request goes into the request log (`control.request_log`).
+answered request goes into the request log (`control.request_log`). Each request
+served is counted, with its time and the error codes of its answer, for the
+metrics (`metrics.requests`; plain dict increments, unless `--no-metrics`).
 
 Containment, as Kafka's request handler does it: a request that cannot be
 decoded is a protocol violation (its connection is closed); a handler or
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import struct
+from time import monotonic, perf_counter_ns
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -42,6 +45,7 @@ from ..control.faults import Faults
 from ..control.fields import error_codes_of, fetch_session_of, topics_of
 from ..control.request_log import LOG_KEEPS as _LOG_KEEPS
 from ..control.request_log import RequestDigest, RequestLog
+from ..metrics import TIME_EVERY, EventCounts
 from ..state.answers import Durable, Pending
 from .access import ACCESS, served
 from .context import RequestContext
@@ -54,6 +58,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable
 
     from ..control.faults import Fault
+    from ..metrics.registry import BrokerMetrics
     from ..offsets.activation import Activation
     from ..state.broker_state import BrokerState
     from .context import Peer
@@ -103,6 +108,14 @@ class Dispatcher:
         self.keeps_log = config.kept_requests > 0
         self._log = self.request_log.append
         self._seq = self.request_log.next_seq
+        # Requests, their time and errors (counted on their plans), and events by kind: read
+        # by the metrics at scrape (`metrics`, made when first asked for).
+        self.event_counts = EventCounts()
+        self.counting_since = monotonic()
+        self._counting = config.metrics
+        if state.groups is not None:
+            state.groups.events.listen(self.event_counts)
+        self._metrics: BrokerMetrics | None = None
         # What SASL listeners' connections authenticate with (`authenticator.start`).
         self.sasl_mechanisms = mechanisms(config.sasl_enabled_mechanisms)
         self.sasl_plain_users = (plain_users(config.sasl_plain_users)
@@ -122,6 +135,16 @@ class Dispatcher:
     @offsets_activation.setter
     def offsets_activation(self, activation: Activation | None) -> None:
         self.state.offsets_activation = activation
+
+    @property
+    def metrics(self) -> BrokerMetrics:
+        """This broker's Prometheus metrics (prometheus_client is loaded on first use)."""
+        if self._metrics is None:
+            from ..metrics.registry import BrokerMetrics
+
+            self._metrics = BrokerMetrics(self.state, lambda: list(self._plans.values()),
+                                          self.event_counts, self.counting_since)
+        return self._metrics
 
     def _served_versions(self, wire_key: int) -> tuple[int, int]:
         route = self.routes[wire_key]
@@ -176,6 +199,8 @@ class Dispatcher:
             rest = cache.get(key)
             if rest is not None:
                 answer = _SIZE_CORR.pack(len(rest) + 4, correlation_id) + rest
+                if self._counting:
+                    plan.served += 1
                 if self.keeps_log:
                     self.handled += 1
                     self._log((self._seq(), plan, correlation_id, peer.id, now_ms, now_ms,
@@ -209,6 +234,8 @@ class Dispatcher:
         at once or once a fault rule let it through (after a delay, say). `key`: the
         request's bytes, when its answer may be cached."""
         state = self.state
+        # One request in TIME_EVERY is timed (0: not this one).
+        started = perf_counter_ns() if self._counting and not plan.served % TIME_EVERY else 0
         try:
             if self.authorizer is None:
                 result = plan.route.fn(state, ctx, request)
@@ -218,6 +245,8 @@ class Dispatcher:
                 if self.keeps_log:
                     self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
                                state.now_ms, logged, None, fault))
+                if self._counting:
+                    self._count(plan, started, None)
                 return None
             kind = type(result)
             records = None
@@ -226,13 +255,25 @@ class Dispatcher:
             elif kind is Pending:
                 return Reply(None, result.records, result.released,
                              self._finish(plan, ctx, request, result.answer, logged, connection,
-                                          received_ms, fault),
+                                          received_ms, fault, started),
                              result.abandon)
             else:
                 response = result
             encoded = self.encode_response(plan, ctx.correlation_id, response)
         except Exception as exc:  # a bug in one handler answers one request
-            return self._failed(plan, ctx, request, exc, logged, connection, received_ms)
+            return self._failed(plan, ctx, request, exc, logged, connection, received_ms, started)
+        if self._counting:  # `_count`, inline: every request passes here
+            plan.served += 1
+            if started:
+                plan.timed += 1
+                plan.time_ns += perf_counter_ns() - started
+            counter = plan.count_errors
+            if counter is None:  # one error code, at the top level
+                plan.error_fields += 1
+                if response.error_code:
+                    self._count_error(plan, response.error_code)
+            else:
+                plan.error_fields += counter(response, plan.errors)
         if self.keeps_log:
             self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
                        state.now_ms, logged,
@@ -244,6 +285,27 @@ class Dispatcher:
             if cache_state_of is not None and cache_state_of(state) == plan.cache_state:
                 plan.keep(ctx.listener, key, encoded)
         return encoded
+
+    def _count(self, plan: Plan, started: int, response: Any) -> None:
+        """Count one request answered (or dropped: `response` None), its time since
+        `started` (perf_counter_ns; 0: not timed) and the error codes of its answer."""
+        plan.served += 1
+        if started:
+            plan.timed += 1
+            plan.time_ns += perf_counter_ns() - started
+        if response is None:
+            return
+        counter = plan.count_errors
+        if counter is None:
+            plan.error_fields += 1
+            if response.error_code:
+                self._count_error(plan, response.error_code)
+        else:
+            plan.error_fields += counter(response, plan.errors)
+
+    @staticmethod
+    def _count_error(plan: Plan, code: int) -> None:
+        plan.errors[code] = plan.errors.get(code, 0) + 1
 
     def _authorized(self, plan: Plan, ctx: RequestContext, request: Any) -> Any:
         """The handler's answer, as the authorizer lets the request through."""
@@ -273,13 +335,16 @@ class Dispatcher:
 
     async def _finish(self, plan: Plan, ctx: RequestContext, request: Any,
                       answer: Awaitable[Any], logged: Any, connection: int, received_ms: int,
-                      fault: int) -> bytearray | None:
+                      fault: int, started: int) -> bytearray | None:
         try:
             response = await answer
             encoded = None if response is None else self.encode_response(
                 plan, ctx.correlation_id, response)
         except Exception as exc:
-            return self._failed(plan, ctx, request, exc, logged, connection, received_ms)
+            return self._failed(plan, ctx, request, exc, logged, connection, received_ms,
+                                started)
+        if self._counting:
+            self._count(plan, started, response)
         if self.keeps_log:
             self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
                        self._now_ms(), logged,
@@ -288,7 +353,8 @@ class Dispatcher:
         return encoded
 
     def _failed(self, plan: Plan, ctx: RequestContext, request: Any, exc: Exception,
-                logged: Any, connection: int, received_ms: int) -> bytearray:
+                logged: Any, connection: int, received_ms: int,
+                started: int | None = None) -> bytearray:
         """Log one line for a request whose handling raised, and build its error answer."""
         self.failures += 1
         what = f"{plan.name} v{plan.version} from client {ctx.client_id!r} at {ctx.client_host}"
@@ -307,6 +373,8 @@ class Dispatcher:
         if self.keeps_log:
             self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
                        self.state.now_ms, logged, encoded, 0))
+        if self._counting and started is not None:
+            self._count(plan, started, response)
         return encoded
 
     # -- faults ---------------------------------------------------------------

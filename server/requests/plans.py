@@ -15,6 +15,8 @@ from kcsim.protocol.apis import APIS
 from kcsim.protocol.codecs import codec
 from kcsim.protocol.headers import read_client_id, request_header_version, response_header_version
 
+from ..metrics import PlanCounts, error_counter
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -25,12 +27,14 @@ CACHE_BYTES = 2 * 1024 * 1024
 _CACHE_ENTRY_BYTES = 200  # a dict slot and two bytes objects
 
 
-class Plan:
-    """Everything needed to serve one (api key, version)."""
+class Plan(PlanCounts):
+    """Everything needed to serve one (api key, version), and what serving it counted."""
 
     __slots__ = ("cache", "cache_bytes", "cache_listener", "cache_state", "cache_state_of",
-                 "caches", "decode", "encode", "flexible_response", "header_version", "name",
-                 "route", "version", "wire_key")
+                 "caches", "count_errors", "decode", "encode", "error_fields", "errors",
+                 "flexible_response",
+                 "header_version", "name", "route", "served", "time_ns", "timed", "version",
+                 "wire_key")
 
     def __init__(self, wire_key: int, route: Route, version: int) -> None:
         api = APIS[route.api_key]
@@ -50,6 +54,22 @@ class Plan:
         self.cache_listener: Listener | None = None
         self.cache_state: Any = None
         self.cache_bytes = 0  # what the caches hold, counted as _CACHE_ENTRY_BYTES + keys + answers
+        # For the metrics (metrics/counts.py): requests served, timed, their time, errors.
+        self.served = self.timed = self.time_ns = self.error_fields = 0
+        self.errors: dict[int, int] = {}
+        # Counts the error codes of an answer into `errors` (made for its class when first
+        # needed: every answer of a plan is of one class); None: the answer has one error
+        # code, at its top level, read inline (`top_level_error`).
+        self.count_errors: Callable[[Any, dict[int, int]], int] | None = self._first_errors
+
+    def _first_errors(self, response: Any, errors: dict[int, int]) -> int:
+        counter = self.count_errors = error_counter(type(response))
+        if counter is None:
+            code = response.error_code
+            if code:
+                errors[code] = errors.get(code, 0) + 1
+            return 1
+        return counter(response, errors)
 
     def answers_for(self, listener: Listener) -> dict[bytes, bytes]:
         """The cached answers of `listener`, which becomes the one kept at hand."""

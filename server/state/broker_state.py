@@ -29,6 +29,7 @@ from .broker_configs import BrokerConfigs
 from .config_records import BrokerConfigKey
 from .fetch_sessions import FetchSessionCache
 from .scram_credentials import ScramCredentialKey, ScramCredentials
+from .throughput import Throughput
 from .topic_records import TopicKey
 from .topics import TopicRegistry
 from .topology import Topology
@@ -81,6 +82,7 @@ class BrokerState:
         self.offsets_topic: OffsetsTopic | None = None  # __consumer_offsets, set by app.build
         self.offsets_activation: Activation | None = None  # its first read fills it
         self.on_durable: Callable[[Sequence[Record]], None] | None = None
+        self.throughput = Throughput()  # bytes in and out per topic, for the metrics
         # Who leads and coordinates what when this kcsim plays several brokers (None: one).
         self.topology = (Topology(config.node_ids,
                                   offsets_partitions=config.offsets_topic_num_partitions)

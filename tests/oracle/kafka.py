@@ -177,6 +177,34 @@ def kafka_clients_oauth_jars(version: str) -> list[Path]:
                        ("com.fasterxml.jackson.core", "jackson-databind", JACKSON)])
 
 
+JMX_EXPORTER_VERSION = "1.0.1"
+
+
+def jmx_exporter_agent(version: str = JMX_EXPORTER_VERSION) -> Path:
+    """The Prometheus JMX exporter's Java agent jar, fetched with Maven the first time."""
+    jars = maven_jars(CACHE / "jmx-exporter" / version,
+                      [("io.prometheus.jmx", "jmx_prometheus_javaagent", version)])
+    return next(j for j in jars if j.name.startswith("jmx_prometheus_javaagent-"))
+
+
+# The exporter's default rules: every bean, named `<domain>_<type>_<attribute>`.
+JMX_EXPORTER_CONFIG = 'rules:\n- pattern: ".*"\n'
+
+
+def jmx_exporter(base: Path) -> tuple[tuple[str, ...], str | KafkaUnavailable]:
+    """(the JVM options that run the JMX exporter agent on a free loopback port, the URL
+    of its /metrics); where the agent cannot be fetched, no options and the reason."""
+    try:
+        agent = jmx_exporter_agent()
+    except KafkaUnavailable as exc:
+        return (), exc
+    config = base / "jmx-exporter.yaml"
+    base.mkdir(parents=True, exist_ok=True)
+    config.write_text(JMX_EXPORTER_CONFIG)
+    port = free_port()
+    return (f"-javaagent:{agent}=127.0.0.1:{port}:{config}",), f"http://127.0.0.1:{port}/metrics"
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -219,7 +247,7 @@ class KafkaBroker:
 
     def __init__(self, base: Path, settings: Mapping[str, str] | None = None,
                  version: str = KAFKA_VERSION, listeners: tuple[str, ...] = (),
-                 format_args: tuple[str, ...] = ()) -> None:
+                 format_args: tuple[str, ...] = (), jvm_args: tuple[str, ...] = ()) -> None:
         self.base = Path(base)
         self.version = version
         self.host = "127.0.0.1"
@@ -230,6 +258,7 @@ class KafkaBroker:
         self.listeners = listeners
         self.ports: dict[str, int] = {}
         self.format_args = format_args  # more of kafka-storage format's (--add-scram ...)
+        self.jvm_args = jvm_args  # more options of the broker's JVM (a -javaagent:...)
         self.settings = {**TEST_SETTINGS, **(settings or {})}
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path = self.base / "kafka.log"
@@ -256,12 +285,13 @@ class KafkaBroker:
         }
         return "".join(f"{k}={v}\n" for k, v in props.items())
 
-    def _java(self, main: str, *args: str, heap: str = "256m") -> list[str]:
+    def _java(self, main: str, *args: str, heap: str = "256m",
+              jvm_args: tuple[str, ...] = ()) -> list[str]:
         java = shutil.which("java")
         if java is None:
             raise KafkaUnavailable("java not found on PATH: Apache Kafka needs Java 17+")
         return [java, f"-Xmx{heap}", "-Xms64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-Xshare:auto", "-Djava.awt.headless=true",
+                "-Xshare:auto", "-Djava.awt.headless=true", *jvm_args,
                 f"-Dlog4j2.configurationFile={self.base / 'log4j2.properties'}",
                 "-cp", os.pathsep.join(map(str, kafka_jars(self.version))), main, *args]
 
@@ -284,7 +314,7 @@ class KafkaBroker:
                                    + (proc.stdout + proc.stderr)[-3000:])
         with open(self.stdout_path, "wb") as out:
             self.proc = subprocess.Popen(
-                self._java("kafka.Kafka", str(config), heap="512m"), stdout=out,
+                self._java("kafka.Kafka", str(config), heap="512m", jvm_args=self.jvm_args), stdout=out,
                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.base,
                 preexec_fn=_die_with_parent if sys.platform == "linux" else None)
         try:

@@ -107,14 +107,23 @@ def _append(broker: Any, topic: str, partition: Any, records: bytes | None, vers
                 log_failures(outcome.failures)
             if outcome.records and not error:
                 txn_records += outcome.records
-                return partial(partition.append_produced, batch, info)
+                return partial(_appended, broker, topic, partition, batch, info)
         else:
             error = txns.check_produce(transactional_id, producer.producer_id,
                                        producer.producer_epoch, topic, partition.index)
         if error:
             return error, -1, -1, None, False
-    error, base, append_time = partition.append_produced(batch, info)
+    error, base, append_time = _appended(broker, topic, partition, batch, info)
     return error, base, append_time, None, True
+
+
+def _appended(broker: Any, topic: str, partition: Any, batch: bytes,
+              info: Any) -> tuple[int, int, int]:
+    """Append a checked batch; counted in the topic's bytes and messages in if stored."""
+    result = partition.append_produced(batch, info)
+    if not result[0]:
+        broker.throughput.produced(topic, len(batch), info.record_count)
+    return result
 
 
 @serves(0)
@@ -180,9 +189,9 @@ async def _append_later(broker: Any, later: list[tuple[list[Any], int, Any, Call
 
 
 def _fetch_once(broker: Any, topics: list[Any], request: Any,
-                by_id: bool) -> tuple[Any, int, bool]:
+                by_id: bool) -> tuple[Any, int, bool, dict[str, int]]:
     """Build a fetch response from what is in the logs now for `topics` (the request's, or
-    its session's): (response, bytes, any error).
+    its session's): (response, bytes, any error, bytes read per topic name).
 
     read_committed (isolation level 1) reads up to the last stable offset and is told
     the aborted transactions in what it read, so that it can skip their records."""
@@ -191,6 +200,7 @@ def _fetch_once(broker: Any, topics: list[Any], request: Any,
     total = 0
     errors = False
     responses = []
+    read: dict[str, int] = {}
     for t in topics:
         topic = _find_topic(broker, t.topic, t.topic_id, by_id)
         parts = []
@@ -221,6 +231,8 @@ def _fetch_once(broker: Any, topics: list[Any], request: Any,
                     chunks = part.read(p.fetch_offset, max(limit, 1), lso if committed else None)
                     data = b"".join(chunks)
                     total += len(data)
+                    if data:
+                        read[topic.name] = read.get(topic.name, 0) + len(data)
                     if committed and data:
                         aborted = _aborted(part, p.fetch_offset, chunks)
             parts.append(_FPart(partition_index=p.partition, error_code=0, high_watermark=hw,
@@ -229,7 +241,7 @@ def _fetch_once(broker: Any, topics: list[Any], request: Any,
                                 records=data))
         responses.append(_FTopic(topic=t.topic, topic_id=t.topic_id, partitions=parts))
     response = FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=responses)
-    return response, total, errors
+    return response, total, errors, read
 
 
 def _aborted(part: Any, start: int, chunks: list[bytes]) -> list[Any] | None:
@@ -252,8 +264,10 @@ def fetch(broker: Any, ctx: Any, request: Any) -> Any:
     session = fetch_context(broker.fetch_sessions, request, by_id, broker.now_ms)
     if session.refusal is not None:
         return session.refusal
-    response, size, errors = _fetch_once(broker, session.topics(broker, request), request, by_id)
+    response, size, errors, read = _fetch_once(broker, session.topics(broker, request), request,
+                                               by_id)
     if errors or size >= request.min_bytes or request.max_wait_ms <= 0:
+        broker.throughput.fetched(read)
         return session.answer(response, broker.now_ms)
     return Pending(_long_poll(broker, session, request, by_id, broker.now_ms + request.max_wait_ms))
 
@@ -266,10 +280,11 @@ async def _long_poll(broker: Any, session: Any, request: Any, by_id: bool,
     while True:
         with trio.move_on_at(clock.to_trio(deadline_ms)):
             await broker.data_arrived.park()
-        response, size, errors = _fetch_once(broker, session.topics(broker, request), request,
-                                             by_id)
+        response, size, errors, read = _fetch_once(broker, session.topics(broker, request),
+                                                   request, by_id)
         now_ms = clock.now_ms()
         if errors or size >= request.min_bytes or now_ms >= deadline_ms:
+            broker.throughput.fetched(read)
             return session.answer(response, now_ms)
 
 

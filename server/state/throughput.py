@@ -1,0 +1,27 @@
+"""Bytes and messages in and out per topic, and offsets committed: counted by the
+produce, fetch and OffsetCommit handlers where they already hold the numbers, read by
+the metrics (server/metrics) when scraped. Plain ints in dicts: nothing else per request.
+"""
+
+from __future__ import annotations
+
+
+class Throughput:
+    """Counts since the broker started (Kafka's BrokerTopicMetrics counts, per topic)."""
+
+    __slots__ = ("bytes_in", "bytes_out", "messages_in", "offsets_committed")
+
+    def __init__(self) -> None:
+        self.bytes_in: dict[str, int] = {}  # topic -> bytes of batches appended by Produce
+        self.messages_in: dict[str, int] = {}  # topic -> records appended by Produce
+        self.bytes_out: dict[str, int] = {}  # topic -> record bytes answered by Fetch
+        self.offsets_committed = 0  # partitions' offsets committed by OffsetCommit
+
+    def produced(self, topic: str, size: int, records: int) -> None:
+        self.bytes_in[topic] = self.bytes_in.get(topic, 0) + size
+        self.messages_in[topic] = self.messages_in.get(topic, 0) + records
+
+    def fetched(self, sent: dict[str, int]) -> None:
+        out = self.bytes_out
+        for topic, size in sent.items():
+            out[topic] = out.get(topic, 0) + size
