@@ -71,6 +71,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     lag.add_argument("--bootstrap-server", required=True, help="the cluster, host:port")
     lag.add_argument("--out", help="directory for the lag table (Parquet, appended)")
     lag.add_argument("--console", action="store_true", help="print each lag table")
+    lag.add_argument("--page", help="an HTML page of the lag over time, rewritten after each "
+                     "table (needs --out)")
     lag.add_argument("--once", action="store_true",
                      help="read what the topic holds now, write one table and stop")
     lag.add_argument("--trigger-ms", type=int, default=5000,
@@ -233,6 +235,10 @@ def run_lag(args: argparse.Namespace) -> int:
     if not args.out and not args.console:
         print("kcsim pipeline lag: give --out DIR, --console or both", file=sys.stderr)
         return 2
+    if args.page and not args.out:
+        print("kcsim pipeline lag: --page draws the tables --out writes; give --out",
+              file=sys.stderr)
+        return 2
     try:
         jars = connector_jars(Path(args.cache_dir).expanduser() / "spark-kafka")
     except ConnectorUnavailable as exc:
@@ -243,6 +249,10 @@ def run_lag(args: argparse.Namespace) -> int:
     def write(frame: Any) -> None:
         if args.out:
             frame.write.mode("append").parquet(args.out)
+            if args.page:
+                from .page import render_lag
+
+                render_lag(args.out, args.page, f"consumer lag: {args.bootstrap_server}")
         if args.console:
             frame.show(truncate=False)
 

@@ -53,6 +53,34 @@ def render(paths: dict[str, str], out_file: str, title: str = "kcsim consumer gr
     return out_file
 
 
+def render_lag(lag_dir: str, out_file: str, title: str = "consumer lag") -> str:
+    """Write a page of the lag job's output (`kcsim pipeline lag --out`): per group, its
+    lag over time per partition, and the newest lag of each partition on top."""
+    import plotly.offline
+
+    rows = _rows(lag_dir)
+    by_group: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_group[row["group"]].append(row)
+    newest = {(r["group"], r["topic"], r["partition"]): r
+              for r in sorted(rows, key=lambda r: r["time"])}
+    table = ["<table><tr><th>group</th><th>topic</th><th>partition</th><th>committed</th>"
+             "<th>log end</th><th>lag</th></tr>"]
+    for (group, topic, partition), r in sorted(newest.items()):
+        table.append("<tr>" + "".join(f"<td>{_text(v)}</td>" for v in (
+            group, topic, partition, r["committed"], r["log_end"], r["lag"])) + "</tr>")
+    table.append("</table>")
+    sections = [f'<section class="group"><h2>{html.escape(group)}</h2>'
+                f'<div class="figure lag">{_div(_lag_figure(group, by_group[group]))}</div>'
+                "</section>" for group in sorted(by_group)[:MAX_GROUPS]]
+    page = _PAGE.format(title=html.escape(title), plotly=plotly.offline.get_plotlyjs(),
+                        summary="".join(table), sections="\n".join(sections))
+    os.makedirs(os.path.dirname(os.path.abspath(out_file)), exist_ok=True)
+    with open(out_file, "w", encoding="utf-8") as f:
+        f.write(page)
+    return out_file
+
+
 def _rows(path: str) -> list[dict[str, Any]]:
     import pyarrow.parquet as pq
 
@@ -155,7 +183,7 @@ def _lag_figure(group: str, lag: list[dict[str, Any]]) -> Any:
     for row in lag:
         series[f"{row['topic']}-{row['partition']}"].append(row)
     for name in sorted(series)[:50]:
-        rows = _thin(sorted(series[name], key=lambda r: (r["time"], r["position"])))
+        rows = _thin(sorted(series[name], key=lambda r: (r["time"], r.get("position", 0))))
         figure.add_trace(go.Scatter(
             name=f"lag {name}", mode="lines+markers", line_shape="hv",
             x=[_iso(r["time"]) for r in rows], y=[r["lag"] for r in rows]))

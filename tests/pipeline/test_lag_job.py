@@ -7,6 +7,9 @@ column `kafka-consumer-groups --describe` prints.
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -18,7 +21,6 @@ from tests.oracle.groupcommand import kafka_command
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from pathlib import Path
 
 pytestmark = pytest.mark.spark
 
@@ -107,3 +109,25 @@ def test_lag_job_gives_the_same_table_against_kcsim_and_kafka(
     ]
     assert ours == expected
     assert theirs == expected
+
+
+def test_the_lag_page_draws_the_jobs_output(tmp_path: Path) -> None:
+    """`kcsim pipeline lag --page`: the newest lag of each partition, and a chart per group."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from kcsim.pipeline.page import render_lag
+
+    out = tmp_path / "lag"
+    out.mkdir()
+    times = [datetime(2026, 1, 1, 0, 0, s, tzinfo=UTC) for s in (1, 2)]
+    pq.write_table(pa.table({
+        "time": times * 2, "group": ["g1", "g1", "g2", "g2"], "topic": ["t"] * 4,
+        "partition": [0, 0, 1, 1], "committed": [4, 10, 7, 7], "log_end": [10, 12, 9, 9],
+        "lag": [6, 2, 2, 2]}), out / "part-0.parquet")
+    page = Path(render_lag(str(out), str(tmp_path / "lag.html"))).read_text()
+    rows = re.findall(r"<tr>((?:<td>[^<]*</td>)+)</tr>", page)
+    assert [re.findall(r"<td>([^<]*)</td>", r) for r in rows] == [
+        ["g1", "t", "0", "10", "12", "2"], ["g2", "t", "1", "7", "9", "2"]]
+    assert "<h2>g1</h2>" in page and "<h2>g2</h2>" in page
+    assert page.count("lag behind the log end") == 2
