@@ -53,7 +53,12 @@ def streamed(spark: Any, out: Path) -> list[Any]:
     """What the stream delivered, in log order."""
     if not (out / "_spark_metadata").exists():
         return []
-    return sorted(spark.read.parquet(str(out)).collect(), key=lambda r: r.position)
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    from kcsim.pipeline.source import arrow_schema
+
+    written = spark.read.schema(from_arrow_schema(arrow_schema("records"))).parquet(str(out))
+    return sorted(written.collect(), key=lambda r: r.position)
 
 
 def batch(spark: Any, data_dir: Path) -> list[Any]:
