@@ -33,6 +33,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
@@ -154,7 +155,7 @@ class KcsimStreamReader(DataSourceStreamReader):
         cuts = [p.base for p in plan_segments(self.data_dir) if lo < p.base < hi]
         bounds = [lo, *cuts, hi]
         return [InputPartition((a, b, self.fail_on_compacted))
-                for a, b in zip(bounds, bounds[1:])]
+                for a, b in pairwise(bounds)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         lo, hi, fail_on_compacted = partition.value
