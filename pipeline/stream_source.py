@@ -127,9 +127,13 @@ class KcsimStreamReader(DataSourceStreamReader):
                 f"the record log in {self.data_dir} ends at position {end.position}, before "
                 f"this query's offset {begin.position}: it was cut (kcsim serve --repair) or "
                 "replaced, and its positions would be read again with other records")
-        if isinstance(limit, ReadMaxRows) and end.position - begin.position > limit.maxRows:
-            return LogOffset(end.segment, begin.position + limit.maxRows).json()
+        if isinstance(limit, ReadMaxRows) and end.position - begin.position > limit.max_rows:
+            return self._at(begin.position + limit.max_rows).json()
         return end.json()
+
+    def _at(self, position: int) -> LogOffset:
+        bases = [p.base for p in plan_segments(self.data_dir) if p.base <= position]
+        return LogOffset(bases[-1] if bases else 0, position)
 
     def _end(self) -> LogOffset | None:
         """:func:`log_end`, not judged again while the newest file keeps its size."""

@@ -200,3 +200,34 @@ def test_records_compacted_away_before_the_stream_read_them_are_skipped_or_fail_
     rows = streamed(spark, out)
     assert rows == batch(spark, data_dir)  # the newest of each key, each once, in order
     assert rows[-1].offset == 39
+
+
+def test_offsets_name_the_segment_holding_the_position_and_respect_a_row_limit(
+        tmp_path: Path) -> None:
+    from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
+
+    from kcsim.pipeline.stream_source import KcsimStreamReader, StreamError
+
+    empty = KcsimStreamReader(str(tmp_path / "none"), {})
+    assert empty.initialOffset() == {"segment": 0, "position": 0}
+    assert empty.latestOffset(empty.initialOffset(), ReadAllAvailable()) == empty.initialOffset()
+    with open_log(tmp_path, 400) as log:
+        log.append(topic_records(), timestamp_ms=1)
+        for n in range(30):
+            log.append(step_records(("commit", "g0", [(0, n), (1, n)]), n), timestamp_ms=n)
+        bases = [s.base for s in log.segments]
+    reader = KcsimStreamReader(str(tmp_path), {"maxRecordsPerTrigger": "25"})
+    start = reader.initialOffset()
+    assert start == {"segment": 0, "position": 0}
+    assert isinstance(reader.getDefaultReadLimit(), ReadMaxRows)
+    end = {"segment": bases[-1], "position": 61}
+    assert reader.latestOffset(start, ReadAllAvailable()) == end
+    held = max(b for b in bases if b <= 25)
+    assert reader.latestOffset(start, ReadMaxRows(25)) == {"segment": held, "position": 25}
+    latest = KcsimStreamReader(str(tmp_path), {"startingOffsets": "latest"})
+    assert latest.initialOffset() == end
+    parts = reader.partitions(start, end)
+    assert [p.value[:2] for p in parts] == list(zip([0, *bases[1:]], [*bases[1:], 61]))
+    assert reader.partitions(end, end) == []
+    with pytest.raises(StreamError, match="ends at position 61, before this query's offset 70"):
+        reader.latestOffset({"segment": bases[-1], "position": 70}, ReadAllAvailable())
