@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..registry import Figure, at_most, workload
+from .pipeline import spark_child
 
 if TYPE_CHECKING:
     from ..harness import RunContext
@@ -38,7 +38,7 @@ GROUP = "stream-latency"
 CHILD_TIMEOUT_S = 600
 
 
-@workload("pipeline_stream", "pipeline", order=72)
+@workload("pipeline_stream", "pipeline_stream", order=72)
 def pipeline_stream(ctx: RunContext) -> list[Figure]:
     """Streaming source latency: an offset commit to its row in the query (500 ms trigger)."""
     if "kcsim" not in ctx.sides:
@@ -73,17 +73,8 @@ def pipeline_stream(ctx: RunContext) -> list[Figure]:
 
 def _child(data_dir: str, bootstrap: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="kcsim-bench-stream-") as work:
-        result = Path(work) / "result.json"
-        done = subprocess.run(
-            [sys.executable, "-m", "bench.workloads.pipeline_stream", data_dir, bootstrap, work,
-             str(result)],
-            capture_output=True, text=True, timeout=CHILD_TIMEOUT_S,
-            env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable},
-            cwd=Path(__file__).resolve().parents[2])
-        if done.returncode != 0 or not result.exists():
-            raise RuntimeError(f"streaming run failed ({done.returncode}): {done.stderr[-2000:]}")
-        run: dict[str, Any] = json.loads(result.read_text())
-        return run
+        return spark_child("bench.workloads.pipeline_stream", [data_dir, bootstrap, work],
+                           Path(work) / "result.json", "streaming run", CHILD_TIMEOUT_S)
 
 
 def _run_child(data_dir: str, bootstrap: str, work: str, result: str) -> None:
