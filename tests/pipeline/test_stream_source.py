@@ -97,8 +97,10 @@ class Committer:
             message = self.consumer.poll(0.5)
             if message is None or message.error():
                 continue
-            self.consumer.commit(message, asynchronous=False)
-            self.committed.append((message.partition(), message.offset() + 1))
+            self.consumer.commit(message=message, asynchronous=False)
+            partition, offset = message.partition(), message.offset()
+            assert partition is not None and offset is not None
+            self.committed.append((partition, offset + 1))
 
 
 def test_the_stream_follows_a_running_server_through_a_restart_from_its_checkpoint(
