@@ -82,13 +82,9 @@ def log_start(data_dir: str) -> LogOffset:
     return LogOffset(base, base)
 
 
-def log_end(data_dir: str) -> LogOffset | None:
-    """The end of the last complete frame of the newest segment (None: no log yet);
-    raises what start-up would refuse to start with."""
-    places = plan_segments(data_dir)
-    if not places:
-        return None
-    last = places[-1]
+def segment_end(last: SegmentPlace) -> LogOffset:
+    """The end of the last complete frame of the newest segment, judged as start-up
+    judges it (a torn tail left out); raises what start-up would refuse to start with."""
     read = SegmentRead(last)
     judged(last, read)
     return LogOffset(last.base, last.base + read.records)
@@ -107,7 +103,8 @@ class KcsimStreamReader(DataSourceStreamReader):
         most = options.get("maxRecordsPerTrigger")
         self.max_records = int(most) if most is not None else None
         self.fail_on_compacted = str(options.get("failOnCompacted", "false")).lower() == "true"
-        self._seen: tuple[str, int, LogOffset] | None = None  # newest file, its size, its end
+        # the newest file as last judged (path, size, mtime) and where its frames end
+        self._seen: tuple[tuple[str, int, int], LogOffset] | None = None
 
     def initialOffset(self) -> dict[str, int]:
         if self.starting == "latest":
@@ -136,21 +133,20 @@ class KcsimStreamReader(DataSourceStreamReader):
         return LogOffset(bases[-1] if bases else 0, position)
 
     def _end(self) -> LogOffset | None:
-        """:func:`log_end`, not judged again while the newest file keeps its size."""
+        """Where the log ends (None: no log yet); the newest segment is not judged
+        again while its file is unchanged."""
         places = plan_segments(self.data_dir)
         if not places:
             return None
         path = places[-1].path
         try:
-            size = os.path.getsize(path)
+            stat = os.stat(path)
+            look = (path, stat.st_size, stat.st_mtime_ns)
         except FileNotFoundError:
-            size = -1
-        if self._seen is not None and self._seen[:2] == (path, size):
-            return self._seen[2]
-        end = log_end(self.data_dir)
-        if end is not None:
-            self._seen = (path, size, end)
-        return end
+            look = (path, -1, -1)
+        if self._seen is None or self._seen[0] != look:
+            self._seen = (look, segment_end(places[-1]))
+        return self._seen[1]
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         lo, hi = LogOffset.of(start).position, LogOffset.of(end).position
