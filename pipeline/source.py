@@ -10,6 +10,9 @@
   tails and damage included): the diagnostic view, which never fails;
 - ``events``: the group events the log holds, one row each (``events``).
 
+``spark.readStream.format("kcsim").load(data_dir)`` tails the ``records`` of a
+live server's log (``stream_source``).
+
 One Spark partition per segment file. Equality and IN filters on ``group``,
 ``topic`` and ``record_type`` (records: other record types are not even
 decoded), ``segment`` (raw), ``topic`` and ``partition``
@@ -22,7 +25,14 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, EqualTo, In, InputPartition
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    EqualTo,
+    In,
+    InputPartition,
+)
 from pyspark.sql.pandas.types import from_arrow_schema
 
 if TYPE_CHECKING:
@@ -81,6 +91,11 @@ class KcsimDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return KcsimReader(self.data_dir, self.kind)
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        from .stream_source import stream_reader
+
+        return stream_reader(self.data_dir, self.kind, self.options)
 
 
 class KcsimPushdownDataSource(KcsimDataSource):

@@ -124,17 +124,24 @@ def _digests(meta: Path) -> dict[str, str]:
 def _child(data: Path, work: Path, master: str, now_ms: int) -> dict[str, Any]:
     """One master's run in its own process: a fresh driver JVM whose peak RSS is its own."""
     work.mkdir()
-    result = work / "result.json"
+    run = spark_child("bench.workloads.pipeline", [str(data), str(work), master, str(now_ms)],
+                      work / "result.json", f"{master} run", CHILD_TIMEOUT_S)
+    shutil.rmtree(work, ignore_errors=True)
+    return run
+
+
+def spark_child(module: str, args: list[str], result: Path, what: str,
+                timeout: float) -> dict[str, Any]:
+    """Run ``python -m module *args result`` (a Spark driver of its own, loopback only)
+    and return the JSON it wrote to ``result``."""
     done = subprocess.run(
-        [sys.executable, "-m", "bench.workloads.pipeline", str(data), str(work), master,
-         str(now_ms), str(result)],
-        capture_output=True, text=True, timeout=CHILD_TIMEOUT_S,
+        [sys.executable, "-m", module, *args, str(result)],
+        capture_output=True, text=True, timeout=timeout,
         env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable},
         cwd=Path(__file__).resolve().parents[2])
     if done.returncode != 0 or not result.exists():
-        raise RuntimeError(f"{master} run failed ({done.returncode}): {done.stderr[-2000:]}")
+        raise RuntimeError(f"{what} failed ({done.returncode}): {done.stderr[-2000:]}")
     run: dict[str, Any] = json.loads(result.read_text())
-    shutil.rmtree(work, ignore_errors=True)
     return run
 
 
