@@ -23,8 +23,9 @@ from .meta_log import SegmentRead, decoded_records
 from .registry import record_types
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
+    from kcsim.coordinator.records import GroupEventValue
     from kcsim.storage import SegmentPlace
 
 EVENT_RECORD_TYPE = "group_event"
@@ -45,7 +46,8 @@ _json = msgspec.json.Encoder().encode
 
 
 @functools.cache
-def _event_type() -> frozenset[int]:
+def event_type() -> frozenset[int]:
+    """The type id of the event records, as the readers' `wanted`."""
     return frozenset(t.id for t in record_types() if t.name == EVENT_RECORD_TYPE)
 
 
@@ -53,11 +55,19 @@ def event_batches(segment: SegmentPlace,
                   only: dict[str, frozenset[object]] | None = None) -> Iterator[pa.RecordBatch]:
     """The events of one segment, in log order; `only` keeps those whose columns named
     there (the filters pushed down: group, group_type, kind) have one of the values given."""
-    only = only or {}
     read = SegmentRead(segment)
+    yield from events_batches(
+        (record.value for _, _, record in decoded_records(segment, read, wanted=event_type())),
+        only)
+    warn_tear(read.tear)
+
+
+def events_batches(events: Iterable[GroupEventValue | None],
+                   only: dict[str, frozenset[object]] | None = None) -> Iterator[pa.RecordBatch]:
+    """`events` as the view's batches (tombstones and those `only` leaves out dropped)."""
+    only = only or {}
     rows: list[tuple[int, int, str, str, str, str, str, str]] = []
-    for _position, _timestamp, record in decoded_records(segment, read, wanted=_event_type()):
-        e = record.value
+    for e in events:
         if e is None or any(getattr(e, column) not in values for column, values in only.items()):
             continue
         rows.append((e.seq, e.time_ms, e.group, e.group_type, e.kind, e.cause, e.member,
@@ -67,7 +77,6 @@ def event_batches(segment: SegmentPlace,
             rows = []
     if rows:
         yield _batch(rows)
-    warn_tear(read.tear)
 
 
 def _batch(rows: list[tuple[int, int, str, str, str, str, str, str]]) -> pa.RecordBatch:

@@ -2,7 +2,8 @@
 
 A streaming query tails the coordinator's record log of a data directory while
 ``kcsim serve`` writes it, with the columns of the batch reader's ``records``
-kind, one row per record, in log order.
+kind (with ``.option("kind", "events")``, the columns of its ``events`` view: the group
+events the log holds), one row per record, in log order.
 
 Offsets are ``{"segment": base, "position": p}``: ``p`` is a log position (the
 next record to read; a record's position never changes, compaction keeps it),
@@ -94,8 +95,9 @@ class KcsimStreamReader(DataSourceStreamReader):
     """Options: ``startingOffsets`` (earliest, the default, or latest),
     ``maxRecordsPerTrigger``, ``failOnCompacted`` (false)."""
 
-    def __init__(self, data_dir: str, options: Mapping[str, Any]) -> None:
+    def __init__(self, data_dir: str, options: Mapping[str, Any], kind: str = "records") -> None:
         self.data_dir = data_dir
+        self.kind = kind
         self.starting = str(options.get("startingOffsets", "earliest")).lower()
         if self.starting not in STARTS:
             raise ValueError(f"kcsim stream: startingOffsets must be one of {', '.join(STARTS)}, "
@@ -159,6 +161,9 @@ class KcsimStreamReader(DataSourceStreamReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         lo, hi, fail_on_compacted = partition.value
+        if self.kind == "events":
+            yield from range_event_batches(self.data_dir, lo, hi)
+            return
         batches = list(range_batches(self.data_dir, lo, hi))
         missing = hi - lo - sum(b.num_rows for b in batches)
         if missing:
@@ -185,6 +190,16 @@ def range_batches(data_dir: str, lo: int, hi: int) -> Iterator[pa.RecordBatch]:
         for at in range(0, len(rows), BATCH_ROWS):
             positions, stamps, keys, values = (list(c) for c in zip(*rows[at:at + BATCH_ROWS]))
             yield _columns_batch(columns, found.place.base, positions, stamps, keys, values)
+
+
+def range_event_batches(data_dir: str, lo: int, hi: int) -> Iterator[pa.RecordBatch]:
+    """The ``events`` view of the positions ``[lo, hi)``, in log order."""
+    from .events import event_type, events_batches
+
+    for found in _judged_range(data_dir, lo, hi):
+        yield from events_batches(
+            value for position, _, pairs in _Window(found, lo, hi).frame_records(event_type())
+            for i, (_, value) in enumerate(pairs) if lo <= position + i < hi)
 
 
 def _judged_range(data_dir: str, lo: int, hi: int) -> list[JudgedSegment]:
@@ -223,8 +238,11 @@ class _Window(JudgedSegment):
                 yield frame
 
 
+STREAMED_KINDS = ("records", "events")
+
+
 def stream_reader(data_dir: str, kind: str, options: Mapping[str, Any]) -> KcsimStreamReader:
-    if kind != "records":
+    if kind not in STREAMED_KINDS:
         raise ValueError(f"kcsim data source: kind {kind!r} is read in batch only; "
-                         "a stream reads the records kind")
-    return KcsimStreamReader(data_dir, options)
+                         f"a stream reads the {' or '.join(STREAMED_KINDS)} kind")
+    return KcsimStreamReader(data_dir, options, kind)

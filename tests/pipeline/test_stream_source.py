@@ -233,3 +233,21 @@ def test_offsets_name_the_segment_holding_the_position_and_respect_a_row_limit(
     assert reader.partitions(end, end) == []
     with pytest.raises(StreamError, match="ends at position 61, before this query's offset 70"):
         reader.latestOffset({"segment": bases[-1], "position": 70}, ReadAllAvailable())
+
+
+def test_the_group_events_stream_as_the_events_view_reads_them(
+        spark: Any, workload_dir: Any, tmp_path: Path) -> None:
+    """`.option("kind", "events")`: the events of a real client workload's log, streamed,
+    are the batch view's rows, in the broker's order."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    from kcsim.pipeline.source import arrow_schema
+
+    data_dir, _ = workload_dir
+    out = tmp_path / "out"
+    start_stream(spark, data_dir, out, tmp_path / "checkpoint", once=True, kind="events")
+    events = from_arrow_schema(arrow_schema("events"))
+    got = sorted(spark.read.schema(events).parquet(str(out)).collect(), key=lambda r: r.seq)
+    read = spark.read.format("kcsim").option("kind", "events").load(str(data_dir))
+    assert got == sorted(read.collect(), key=lambda r: r.seq)
+    assert {"group-created", "member-joined", "stable"} <= {r.kind for r in got}
