@@ -15,7 +15,7 @@ import pyarrow as pa
 from kcsim.storage import StorageError, judge_segment
 
 from .columns import LEADING, TIMESTAMP, timestamps
-from .meta_log import SegmentRead, judged, raw_records
+from .meta_log import SegmentRead, decoded_records, raw_records
 from .partition_data import (
     PartitionSegment,
     read_partition_segment,
@@ -23,7 +23,7 @@ from .partition_data import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Iterator
 
     from kcsim.storage import SegmentPlace
 
@@ -84,58 +84,33 @@ def record_batches(segment: SegmentPlace, columns: RecordColumns,
     """The ``records`` view of one segment: decoded and flattened, in log order.
 
     Only records of ``record_types`` (names) are decoded when given; ``groups`` and
-    ``topics`` keep the records whose key has that group or topic. Records are taken a
-    frame at a time (a batch frame's in one decoder call) and batches are cut at frame
-    ends, so the work per record is only the columns' own.
+    ``topics`` keep the records whose key has that group or topic.
     """
     from .registry import record_types as registry
 
     wanted = None if record_types is None else frozenset(
         t.id for t in registry() if t.name in record_types)
     read = SegmentRead(segment)
-    chunk = _Chunk()
-    for position, timestamp, pairs in judged(segment, read).frame_records(wanted):
-        if groups is not None or topics is not None:
-            kept = [(i, p) for i, p in enumerate(pairs) if _keep(p[0], groups, topics)]
-            if not kept:
-                continue
-            chunk.add([position + i for i, _ in kept], timestamp, [p for _, p in kept])
-        else:
-            chunk.add(range(position, position + len(pairs)), timestamp, pairs)
-        if len(chunk.keys) >= BATCH_ROWS:
-            yield chunk.batch(columns, segment.base)
-            chunk = _Chunk()
-    if chunk.keys:
-        yield chunk.batch(columns, segment.base)
+    positions: list[int] = []
+    stamps: list[int] = []
+    keys: list[object] = []
+    values: list[object] = []
+    for position, timestamp, record in decoded_records(segment, read, wanted=wanted):
+        key = record.key
+        if groups is not None and getattr(key, "group", None) not in groups:
+            continue
+        if topics is not None and getattr(key, "topic", None) not in topics:
+            continue
+        positions.append(position)
+        stamps.append(timestamp)
+        keys.append(key)
+        values.append(record.value)
+        if len(keys) == BATCH_ROWS:
+            yield _columns_batch(columns, segment.base, positions, stamps, keys, values)
+            positions, stamps, keys, values = [], [], [], []
+    if keys:
+        yield _columns_batch(columns, segment.base, positions, stamps, keys, values)
     warn_tear(read.tear)
-
-
-def _keep(key: object, groups: frozenset[str] | None, topics: frozenset[str] | None) -> bool:
-    return ((groups is None or getattr(key, "group", None) in groups)
-            and (topics is None or getattr(key, "topic", None) in topics))
-
-
-class _Chunk:
-    """The rows of one record batch as they are gathered, a frame at a time."""
-
-    __slots__ = ("keys", "positions", "stamps", "values")
-
-    def __init__(self) -> None:
-        self.positions: list[int] = []
-        self.stamps: list[int] = []
-        self.keys: list[object] = []
-        self.values: list[object] = []
-
-    def add(self, positions: Iterable[int], timestamp: int,
-            pairs: list[tuple[object, object]]) -> None:
-        keys, values = zip(*pairs, strict=True)
-        self.positions += positions
-        self.stamps += [timestamp] * len(keys)
-        self.keys += keys
-        self.values += values
-
-    def batch(self, columns: RecordColumns, base: int) -> pa.RecordBatch:
-        return _columns_batch(columns, base, self.positions, self.stamps, self.keys, self.values)
 
 
 def _columns_batch(columns: RecordColumns, base: int, positions: list[int], stamps: list[int],
@@ -160,7 +135,7 @@ def _columns_batch(columns: RecordColumns, base: int, positions: list[int], stam
         if not here:
             arrays.append(pa.nulls(n, field.type))
             continue
-        data: Sequence[object]
+        data: list[object]
         if len(present) == 1:
             ((part, attr, convert),) = here.values()
             if part == 0:
@@ -170,7 +145,7 @@ def _columns_batch(columns: RecordColumns, base: int, positions: list[int], stam
             if convert is not None:
                 data = [None if v is None else convert(v) for v in data]
         else:
-            mixed: list[object] = [None] * n
+            data = [None] * n
             for i, (key_type, key, value) in enumerate(zip(key_types, keys, values)):
                 filler = here.get(key_type)
                 if filler is None:
@@ -180,8 +155,7 @@ def _columns_batch(columns: RecordColumns, base: int, positions: list[int], stam
                 if owner is None:
                     continue
                 v = getattr(owner, attr)
-                mixed[i] = v if convert is None or v is None else convert(v)
-            data = mixed
+                data[i] = v if convert is None or v is None else convert(v)
         arrays.append(pa.array(data, field.type))
     return pa.RecordBatch.from_arrays(arrays, schema=columns.schema)
 

@@ -198,8 +198,8 @@ def range_event_batches(data_dir: str, lo: int, hi: int) -> Iterator[pa.RecordBa
 
     for found in _judged_range(data_dir, lo, hi):
         yield from events_batches(
-            value for position, _, pairs in _Window(found, lo, hi).frame_records(event_type())
-            for i, (_, value) in enumerate(pairs) if lo <= position + i < hi)
+            record.value for position, _, record in _Window(found, lo, hi).records(event_type())
+            if lo <= position < hi)
 
 
 def _judged_range(data_dir: str, lo: int, hi: int) -> list[JudgedSegment]:

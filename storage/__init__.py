@@ -68,14 +68,7 @@ from .segment import (
     plain_frame_bytes,
 )
 from .segment_check import SegmentDamage, SegmentPlace, SegmentVerdict
-from .segment_reader import (
-    Frame,
-    FrameRecords,
-    JudgedSegment,
-    PlacedRecord,
-    RawRecord,
-    judge_segment,
-)
+from .segment_reader import Frame, JudgedSegment, PlacedRecord, RawRecord, judge_segment
 from .segment_writer import CompactedSegment, CompactedSegments, SegmentWriter
 from .writer import FSYNC_POLICIES, FsyncPolicy, GroupCommitWriter, WriterStats
 
@@ -96,7 +89,6 @@ __all__ = [
     "DataDirLock",
     "DataDirLockedError",
     "Frame",
-    "FrameRecords",
     "FsyncPolicy",
     "GroupCommitWriter",
     "JudgedSegment",

@@ -297,21 +297,6 @@ def _batch_pairs(decode_batch: Callable[[Any], list[tuple[Any, Any]]], payload: 
     return pairs
 
 
-def decode_frame_pairs(types: RecordTypes, buf: bytes, start: int) -> list[tuple[Any, Any]]:
-    """The (key, value) pairs of the one already-validated frame at ``start`` (value None
-    for a tombstone); a batch frame's in one call of its decoder."""
-    length, _crc, _magic, flags, _version, _ts, key_len, type_id = FRAME.unpack_from(buf, start)
-    view = memoryview(buf)
-    key_start = start + FRAME_HEADER_SIZE
-    end = start + FRAME_PREFIX_SIZE + length
-    decode_key, decode_value, _, decode_batch = types.codecs[type_id]  # type: ignore[misc]
-    if flags & FRAME_FLAG_BATCH:
-        return _batch_pairs(decode_batch, view[key_start:end], key_len)
-    value_start = key_start + key_len
-    return [(decode_key(view[key_start:value_start]),
-             None if flags & FRAME_FLAG_TOMBSTONE else decode_value(view[value_start:end]))]
-
-
 def decode_frames(types: RecordTypes, buf: bytes, start: int, end: int) -> Iterator[Record]:
     """Records of already-validated frames in ``buf[start:end]``, in order."""
     view = memoryview(buf)

@@ -11,7 +11,7 @@ replay's decoders. The frame layout stays private to ``storage.segment``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 import msgspec
 
@@ -23,7 +23,6 @@ from .segment import (
     FRAME_HEADER_SIZE,
     NIL,
     SEGMENT_HEADER_SIZE,
-    decode_frame_pairs,
     decode_frames,
     decode_raw_pairs,
     iter_frame_bounds,
@@ -39,9 +38,6 @@ if TYPE_CHECKING:
 
 PlacedRecord: TypeAlias = tuple[int, int, "Record"]
 """(log position, frame timestamp ms, record)."""
-
-FrameRecords: TypeAlias = tuple[int, int, list[tuple[Any, Any]]]
-"""(log position of the frame's first record, frame timestamp ms, its (key, value) pairs)."""
 
 RawRecord: TypeAlias = tuple[int, int, int, int, bytes, bytes | None]
 """(log position, frame timestamp ms, type id, value version, encoded key, encoded value
@@ -113,22 +109,6 @@ class JudgedSegment:
                 run = []
         if run:
             yield from self._decode_run(run)
-
-    def frame_records(self, wanted: Container[int] | None = None) -> Iterator[FrameRecords]:
-        """Each frame's records (of the ``wanted`` type ids) at once, decoded by the replay's
-        decoders: the log position of its first record, its timestamp, and its (key, value)
-        pairs. What :meth:`records` yields one by one, for a reader that builds columns
-        (the pipeline): no step per record here. A frame that does not decode raises the
-        CorruptLogError replay raises for it."""
-        buf, types = self.buf, self.types
-        for frame in self.frames():
-            if wanted is not None and frame.type_id not in wanted:
-                continue
-            try:
-                pairs = decode_frame_pairs(types, buf, frame.start)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                raise undecodable(types, self.place.path, buf, frame.end, exc) from exc
-            yield frame.position, frame.timestamp_ms, pairs
 
     def _decode_run(self, run: list[Frame]) -> Iterator[PlacedRecord]:
         buf = self.buf

@@ -98,20 +98,6 @@ def test_wanted_types_are_read_alone_at_their_log_positions(tmp_path):
     assert read == expected and len(read) == 3
 
 
-def test_frame_records_are_the_records_a_frame_at_a_time(tmp_path):
-    write_log(tmp_path, history())
-    with RecordLog.open(tmp_path, types=TYPES, read_only=True) as log:
-        places = log.places()
-    for wanted in (None, {COUNTER.id, PAIR.id}):
-        for place in places:
-            judged = judge_segment(place, TYPES)
-            one_by_one = list(judged.records(wanted))
-            by_frame = [(position + i, timestamp, Record(*pair))
-                        for position, timestamp, pairs in judged.frame_records(wanted)
-                        for i, pair in enumerate(pairs)]
-            assert by_frame == one_by_one
-
-
 def test_raw_records_are_the_encoded_keys_and_values(tmp_path):
     write_log(tmp_path, history())
     import msgspec
