@@ -1,0 +1,180 @@
+"""Share groups over a real socket (KIP-932): members heartbeat into a share group and
+share one partition, ShareFetch acquires records under a lock on the broker's clock,
+acknowledgements accept, release and reject them, and share sessions keep their epochs.
+
+Raw frames through kcsim's codec: each member does what the test says and nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kcsim.protocol.codecs import request_class
+from kcsim.protocol.errors import ErrorCode as E
+
+from .durability.wire import Wire
+from .fuzz.batches import batch
+
+HEARTBEAT, DESCRIBE, FETCH, ACK, LIST_GROUPS, DELETE_GROUPS, METADATA, PRODUCE = (
+    76, 77, 78, 79, 16, 42, 3, 0)
+TOPIC, GROUP = "queue", "workers"
+ACCEPT, RELEASE, REJECT = 1, 2, 3
+Heartbeat, Describe = request_class(HEARTBEAT), request_class(DESCRIBE)
+ShareFetch, ShareAck = request_class(FETCH), request_class(ACK)
+
+
+def connect(server: Any) -> Wire:
+    host, port = server.bootstrap.rsplit(":", 1)
+    return Wire(host, int(port))
+
+
+def produce(wire: Wire, count: int) -> None:
+    Produce = request_class(PRODUCE)
+    r = wire.call(PRODUCE, 9, Produce(transactional_id=None, acks=-1, timeout_ms=5000, topic_data=[
+        Produce.TopicProduceData(name=TOPIC, partition_data=[
+            Produce.PartitionProduceData(index=0, records=batch([b"v"] * count))])]))
+    assert r.responses[0].partition_responses[0].error_code == 0
+
+
+def topic_id(wire: Wire) -> Any:
+    Metadata = request_class(METADATA)
+    r = wire.call(METADATA, 12, Metadata(topics=[Metadata.MetadataRequestTopic(name=TOPIC)]))
+    return r.topics[0].topic_id
+
+
+class Member:
+    def __init__(self, wire: Wire, member_id: str, tid: Any) -> None:
+        self.wire, self.member_id, self.tid = wire, member_id, tid
+        self.epoch = 0
+        self.session_epoch = 0
+
+    def heartbeat(self, epoch: int | None = None) -> Any:
+        r = self.wire.call(HEARTBEAT, 1, Heartbeat(
+            group_id=GROUP, member_id=self.member_id,
+            member_epoch=self.epoch if epoch is None else epoch,
+            subscribed_topic_names=[TOPIC] if self.epoch == 0 else None))
+        if r.error_code == 0:
+            self.epoch = r.member_epoch
+        return r
+
+    def fetch(self, acks: list[tuple[int, int, int]] = (), max_records: int = 10,  # type: ignore[assignment]
+              epoch: int | None = None) -> Any:
+        F = ShareFetch
+        r = self.wire.call(FETCH, 2, F(
+            group_id=GROUP, member_id=self.member_id,
+            share_session_epoch=self.session_epoch if epoch is None else epoch,
+            max_wait_ms=0, min_bytes=1, max_records=max_records, batch_size=max_records,
+            topics=[F.FetchTopic(topic_id=self.tid, partitions=[F.FetchPartition(
+                partition_index=0, acknowledgement_batches=[
+                    F.AcknowledgementBatch(first_offset=a, last_offset=b, acknowledge_types=[t])
+                    for a, b, t in acks])])],
+            forgotten_topics_data=[]))
+        if r.error_code == 0 and epoch is None:
+            self.session_epoch += 1
+        return r
+
+    def ack(self, acks: list[tuple[int, int, int]], epoch: int | None = None) -> Any:
+        A = ShareAck
+        r = self.wire.call(ACK, 2, A(
+            group_id=GROUP, member_id=self.member_id,
+            share_session_epoch=self.session_epoch if epoch is None else epoch,
+            topics=[A.AcknowledgeTopic(topic_id=self.tid, partitions=[A.AcknowledgePartition(
+                partition_index=0, acknowledgement_batches=[
+                    A.AcknowledgementBatch(first_offset=a, last_offset=b, acknowledge_types=[t])
+                    for a, b, t in acks])])]))
+        if r.error_code == 0 and epoch is None:
+            self.session_epoch += 1
+        return r
+
+
+def acquired(response: Any) -> list[tuple[int, int, int]]:
+    return [(a.first_offset, a.last_offset, a.delivery_count)
+            for t in response.responses for p in t.partitions for a in p.acquired_records]
+
+
+@pytest.fixture
+def world(kcsim: Any) -> Any:
+    wire = connect(kcsim)
+    wire.create_topic(TOPIC, 1)
+    yield wire, topic_id(wire)
+    wire.close()
+
+
+def test_members_share_one_partition_and_describe_shows_them(kcsim: Any, world: Any) -> None:
+    wire, tid = world
+    a, b = Member(wire, "member-a", tid), Member(wire, "member-b", tid)
+    assert a.heartbeat().member_epoch == 1
+    r = b.heartbeat()
+    assert (r.error_code, r.member_epoch) == (0, 2)
+    assert [(tp.topic_id, tp.partitions) for tp in r.assignment.topic_partitions] == [(tid, [0])]
+    assert a.heartbeat().member_epoch == 2  # the new epoch's target, at once
+    d = wire.call(DESCRIBE, 1, Describe(group_ids=[GROUP, "nobody"]))
+    g, missing = d.groups
+    assert (g.error_code, g.group_state, g.group_epoch, g.assignor_name) == (0, "Stable", 2, "simple")
+    assert {m.member_id: m.assignment.topic_partitions[0].partitions for m in g.members} == {
+        "member-a": [0], "member-b": [0]}
+    assert missing.error_code == E.GROUP_ID_NOT_FOUND
+    listed = wire.call(LIST_GROUPS, 5, request_class(LIST_GROUPS)(types_filter=["share"]))
+    assert [(x.group_id, x.group_type, x.group_state) for x in listed.groups] == [
+        (GROUP, "share", "Stable")]
+
+
+def test_heartbeat_errors(kcsim: Any, world: Any) -> None:
+    wire, tid = world
+    a = Member(wire, "member-a", tid)
+    assert a.heartbeat(epoch=5).error_code == E.GROUP_ID_NOT_FOUND
+    a.heartbeat()
+    assert a.heartbeat(epoch=7).error_code == E.FENCED_MEMBER_EPOCH
+    r = wire.call(HEARTBEAT, 1, Heartbeat(group_id=GROUP, member_id="", member_epoch=0,
+                                          subscribed_topic_names=[TOPIC]))
+    assert r.error_code == E.INVALID_REQUEST
+
+
+def test_records_are_split_acknowledged_released_and_locks_expire(kcsim: Any, world: Any) -> None:
+    wire, tid = world
+    a, b = Member(wire, "member-a", tid), Member(wire, "member-b", tid)
+    a.heartbeat(), b.heartbeat()
+    assert acquired(a.fetch()) == []  # opens the session; the partition starts at the end
+    assert acquired(b.fetch()) == []
+    produce(wire, 4)
+    produce(wire, 4)
+    assert acquired(a.fetch(max_records=4)) == [(0, 3, 1)]
+    assert acquired(b.fetch(max_records=4)) == [(4, 7, 1)]
+    # a accepts 0-1 and releases 2-3: b gets them again, delivered twice
+    r = a.ack([(0, 1, ACCEPT), (2, 3, RELEASE)])
+    assert r.error_code == 0 and r.responses[0].partitions[0].error_code == 0
+    assert acquired(b.fetch(acks=[(4, 7, REJECT)])) == [(2, 3, 2)]
+    # acknowledging what one does not hold is refused, and changes nothing
+    r = a.ack([(2, 3, ACCEPT)])
+    assert r.responses[0].partitions[0].error_code == E.INVALID_RECORD_STATE
+    # b stops acknowledging: once the lock runs out on the clock, a gets 2-3
+    kcsim.clock.advance(30_000)
+    assert acquired(a.fetch()) == [(2, 3, 3)]
+
+
+def test_share_session_epochs(kcsim: Any, world: Any) -> None:
+    wire, tid = world
+    a = Member(wire, "member-a", tid)
+    a.heartbeat()
+    assert a.fetch(epoch=3).error_code == E.SHARE_SESSION_NOT_FOUND
+    a.fetch()
+    assert a.fetch(epoch=5).error_code == E.INVALID_SHARE_SESSION_EPOCH
+    assert a.fetch().error_code == 0
+    assert a.ack([], epoch=0).error_code == E.INVALID_SHARE_SESSION_EPOCH
+    assert a.fetch(epoch=-1).error_code == 0
+    assert a.fetch(epoch=2).error_code == E.SHARE_SESSION_NOT_FOUND
+
+
+def test_an_empty_share_group_is_deleted(kcsim: Any, world: Any) -> None:
+    wire, tid = world
+    a = Member(wire, "member-a", tid)
+    a.heartbeat()
+    Delete = request_class(DELETE_GROUPS)
+    assert wire.call(DELETE_GROUPS, 2, Delete(groups_names=[GROUP])).results[0].error_code == (
+        E.NON_EMPTY_GROUP)
+    assert a.heartbeat(epoch=-1).member_epoch == -1
+    assert wire.call(DELETE_GROUPS, 2, Delete(groups_names=[GROUP])).results[0].error_code == 0
+    d = wire.call(DESCRIBE, 1, Describe(group_ids=[GROUP]))
+    assert d.groups[0].error_code == E.GROUP_ID_NOT_FOUND
