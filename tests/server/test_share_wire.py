@@ -178,3 +178,29 @@ def test_an_empty_share_group_is_deleted(kcsim: Any, world: Any) -> None:
     assert wire.call(DELETE_GROUPS, 2, Delete(groups_names=[GROUP])).results[0].error_code == 0
     d = wire.call(DESCRIBE, 1, Describe(group_ids=[GROUP]))
     assert d.groups[0].error_code == E.GROUP_ID_NOT_FOUND
+
+
+def test_a_restart_keeps_acknowledgements_and_gives_back_what_was_held(
+        kcsim_persistent: Any) -> None:
+    """Acknowledged records never come back; records held at the restart come back
+    AVAILABLE with the delivery count last written (Kafka's share coordinator)."""
+    with connect(kcsim_persistent) as wire:
+        wire.create_topic(TOPIC, 1)
+        tid = topic_id(wire)
+        a = Member(wire, "member-a", tid)
+        a.heartbeat()
+        a.fetch()
+        produce(wire, 4)
+        produce(wire, 4)
+        produce(wire, 4)
+        assert acquired(a.fetch(max_records=8)) == [(0, 7, 1)]
+        assert a.ack([(0, 3, ACCEPT), (4, 5, RELEASE)]).error_code == 0
+        assert acquired(a.fetch(max_records=2)) == [(4, 5, 2)]  # 6-7 and 4-5 held now
+    kcsim_persistent.restart()
+    with connect(kcsim_persistent) as wire:
+        a = Member(wire, "member-a", tid)
+        a.epoch = 1  # its membership was replayed: it heartbeats on
+        assert a.heartbeat().error_code == 0
+        # A new share session. 4-5 were last written released once, 6-7 never written:
+        # both come back, as do the records never fetched; 0-3 never do.
+        assert acquired(a.fetch(max_records=20)) == [(4, 5, 2), (6, 11, 1)]
