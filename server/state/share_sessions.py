@@ -37,11 +37,13 @@ class ShareSession:
 class ShareSessionCache:
     def __init__(self, max_sessions: int = DEFAULT_MAX_SESSIONS) -> None:
         self.max_sessions = max_sessions
-        self.sessions: dict[tuple[str, str], ShareSession] = {}
+        self.sessions: dict[tuple[str, str, int], ShareSession] = {}
 
-    def open(self, group: str, member: str, epoch: int) -> tuple[ErrorCode, ShareSession | None]:
-        """The session a request with `epoch` goes on (its epoch moved on), or its error."""
-        key = (group, member)
+    def open(self, group: str, member: str, epoch: int,
+             node: int = 0) -> tuple[ErrorCode, ShareSession | None]:
+        """The session a request with `epoch` goes on (its epoch moved on), or its error;
+        each node of a several-broker kcsim keeps its own, as each Kafka broker does."""
+        key = (group, member, node)
         if epoch == INITIAL_EPOCH:
             if key not in self.sessions and len(self.sessions) >= self.max_sessions:
                 return ErrorCode.SHARE_SESSION_LIMIT_REACHED, None
@@ -57,5 +59,5 @@ class ShareSessionCache:
         session.epoch = epoch + 1 if epoch < 2**31 - 1 else 1
         return ErrorCode.NONE, session
 
-    def close(self, group: str, member: str) -> None:
-        self.sessions.pop((group, member), None)
+    def close(self, group: str, member: str, node: int = 0) -> None:
+        self.sessions.pop((group, member, node), None)

@@ -136,14 +136,16 @@ def _acquire(broker: Broker, group: str, member: str, tp: SessionPartition, budg
                            delivery_count=a.delivery_count) for a in acquired])
 
 
-def _session(broker: Broker, request: Any) -> tuple[int, ShareSession | None]:
+def _session(broker: Broker, ctx: RequestContext, request: Any
+             ) -> tuple[int, ShareSession | None]:
     return broker.share_sessions.open(request.group_id, request.member_id,
-                                      request.share_session_epoch)
+                                      request.share_session_epoch, ctx.listener.node)
 
 
-def _release_session(broker: Broker, group: str, member: str, records: list[Record]) -> None:
+def _release_session(broker: Broker, ctx: RequestContext, group: str, member: str,
+                     records: list[Record]) -> None:
     """The member closed its session: what it still holds goes back (uncounted)."""
-    broker.share_sessions.close(group, member)
+    broker.share_sessions.close(group, member, ctx.listener.node)
     groups = broker.groups
     assert groups is not None
     records += groups.shares.release_member(group, member, broker.now_ms, False)
@@ -164,7 +166,7 @@ def share_fetch(broker: Broker, ctx: RequestContext, request: Any) -> Any:
     if epoch == INITIAL_EPOCH and acks:
         return _F(error_code=E.INVALID_REQUEST,
                   error_message="Acknowledge data present in initial fetch request.")
-    error, session = _session(broker, request)
+    error, session = _session(broker, ctx, request)
     if session is None:
         return _F(error_code=error)
     groups = broker.groups
@@ -186,7 +188,7 @@ def share_fetch(broker: Broker, ctx: RequestContext, request: Any) -> Any:
     if records:
         broker.data_arrived.unpark_all()  # a release may have made records available
     if epoch == FINAL_EPOCH:
-        _release_session(broker, group, member, records)
+        _release_session(broker, ctx, group, member, records)
         return _respond(_fetch_response(answers, named, lock_ms), records)
     fetched = _fetch_all(broker, request, session, answers, records)
     if fetched or request.max_wait_ms <= 0:
@@ -263,7 +265,7 @@ def share_acknowledge(broker: Broker, ctx: RequestContext, request: Any) -> Any:
     group, member, epoch = request.group_id, request.member_id, request.share_session_epoch
     if epoch == INITIAL_EPOCH:
         return _A(error_code=E.INVALID_SHARE_SESSION_EPOCH)
-    error, session = _session(broker, request)
+    error, session = _session(broker, ctx, request)
     if session is None:
         return _A(error_code=error)
     records: list[Record] = []
@@ -280,7 +282,7 @@ def share_acknowledge(broker: Broker, ctx: RequestContext, request: Any) -> Any:
     if records:
         broker.data_arrived.unpark_all()
     if epoch == FINAL_EPOCH:
-        _release_session(broker, group, member, records)
+        _release_session(broker, ctx, group, member, records)
     groups = broker.groups
     assert groups is not None
     lock_ms = groups.share_configs(group).lock_duration_ms

@@ -211,3 +211,12 @@ def test_implicit_acknowledgement(share: Share) -> None:
     share.produce(50)
     share.wait("all 50 acknowledged", lambda: set(accepted(share)) == set(range(50)))
     assert max(accepted(share).values()) == 1
+
+
+@pytest.mark.kcsim(brokers=3, offsets_topic_num_partitions=3)
+def test_three_share_consumers_on_three_brokers(share: Share) -> None:
+    """The group's coordinator and the partition's leader are nodes of their own."""
+    share.start(3)
+    share.produce(300)
+    share.wait("all 300 accepted", lambda: set(accepted(share)) == set(range(300)))
+    assert max(accepted(share).values()) == 1
