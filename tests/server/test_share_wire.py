@@ -204,3 +204,23 @@ def test_a_restart_keeps_acknowledgements_and_gives_back_what_was_held(
         # A new share session. 4-5 were last written released once, 6-7 never written:
         # both come back, as do the records never fetched; 0-3 never do.
         assert acquired(a.fetch(max_records=20)) == [(4, 5, 2), (6, 11, 1)]
+
+
+def test_group_configs_set_the_lock_duration_and_where_partitions_start(
+        kcsim: Any, world: Any) -> None:
+    wire, tid = world
+    R = request_class(44)
+    r = wire.call(44, 1, R(resources=[R.AlterConfigsResource(
+        resource_type=32, resource_name=GROUP, configs=[  # GROUP resource, SET
+            R.AlterableConfig(name="share.record.lock.duration.ms", config_operation=0,
+                              value="15000"),
+            R.AlterableConfig(name="share.auto.offset.reset", config_operation=0,
+                              value="earliest")])]))
+    assert r.responses[0].error_code == 0
+    produce(wire, 3)  # before any member fetched: earliest still delivers them
+    a = Member(wire, "member-a", tid)
+    a.heartbeat()
+    answer = a.fetch()
+    assert (answer.acquisition_lock_timeout_ms, acquired(answer)) == (15000, [(0, 2, 1)])
+    kcsim.clock.advance(15_000)
+    assert acquired(a.fetch()) == [(0, 2, 2)]
