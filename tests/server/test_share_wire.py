@@ -224,3 +224,29 @@ def test_group_configs_set_the_lock_duration_and_where_partitions_start(
     assert (answer.acquisition_lock_timeout_ms, acquired(answer)) == (15000, [(0, 2, 1)])
     kcsim.clock.advance(15_000)
     assert acquired(a.fetch()) == [(0, 2, 2)]
+
+
+def test_read_committed_share_groups_never_deliver_aborted_records(
+        kcsim: Any, world: Any) -> None:
+    from confluent_kafka import Producer
+
+    wire, tid = world
+    R = request_class(44)
+    wire.call(44, 1, R(resources=[R.AlterConfigsResource(
+        resource_type=32, resource_name=GROUP, configs=[R.AlterableConfig(
+            name="share.isolation.level", config_operation=0, value="read_committed")])]))
+    a = Member(wire, "member-a", tid)
+    a.heartbeat()
+    a.fetch()
+    producer = Producer({"bootstrap.servers": kcsim.bootstrap, "transactional.id": "t1"})
+    producer.init_transactions(30)
+    for commit in (False, True):
+        producer.begin_transaction()
+        for i in range(3):
+            producer.produce(TOPIC, value=b"x%d" % i, partition=0)
+        producer.flush(30)
+        (producer.commit_transaction if commit else producer.abort_transaction)(30)
+    # 0-2 aborted, 3 its marker, 4-6 committed, 7 the commit marker
+    got = acquired(a.fetch(max_records=20))
+    offsets = {o for first, last, _ in got for o in range(first, last + 1)}
+    assert offsets.isdisjoint(range(3)) and set(range(4, 7)) <= offsets

@@ -27,7 +27,7 @@ from ...state.share_sessions import FINAL_EPOCH, INITIAL_EPOCH, SessionPartition
 from ..routes import serves
 
 if TYPE_CHECKING:
-    from kcsim.coordinator.share.partition import SharePartition
+    from kcsim.coordinator.share.partition import SharePartition, Update
     from kcsim.storage import Record
 
     from ...state.broker_state import BrokerState as Broker
@@ -36,7 +36,9 @@ if TYPE_CHECKING:
 
 E = ErrorCode
 SHARE_FETCH, SHARE_ACKNOWLEDGE = 78, 79
-_I64_AT, _DELTA_AT = 0, 23  # a batch's base offset and last offset delta
+# Where a record batch holds its base offset, attributes, last offset delta, producer id.
+_I64_AT, _ATTRIBUTES_AT, _DELTA_AT, _PRODUCER_AT = 0, 21, 23, 43
+_TRANSACTIONAL = 0x10
 _F = ShareFetchResponse
 _A = ShareAcknowledgeResponse
 _NO_LEADER = _F.LeaderIdAndEpoch(leader_id=-1, leader_epoch=-1)
@@ -97,13 +99,19 @@ def _acknowledge(broker: Broker, request: Any, group: str, member: str, tp: Sess
     renew = bool(getattr(request, "is_renew_ack", False))
     error, update = share.acknowledge(member, _ack_batches(batches), broker.now_ms,
                                       renew_allowed=renew)
+    _write(broker, group, tp, update, records)
+    return int(error)
+
+
+def _write(broker: Broker, group: str, tp: SessionPartition, update: Update | None,
+           records: list[Record]) -> None:
+    """The record of a share partition's change, if it made one."""
     groups = broker.groups
     assert groups is not None
     record = groups.shares.write(ShareKey(group, tp.topic_id.bytes, tp.partition), update,
                                  broker.now_ms)
     if record is not None:
         records.append(record)
-    return int(error)
 
 
 def _acquire(broker: Broker, group: str, member: str, tp: SessionPartition, budget: int,
@@ -114,18 +122,19 @@ def _acquire(broker: Broker, group: str, member: str, tp: SessionPartition, budg
     offset = max(share.next_fetch_offset(), log.log_start_offset)
     if offset >= log.log_end_offset or max_records <= 0:
         return _Answer(E.NONE, E.NONE, b"", [])
-    chunks = log.read(offset, max(budget, 1))
+    groups = broker.groups
+    assert groups is not None
+    committed = groups.share_configs(group).read_committed
+    chunks = log.read(offset, max(budget, 1), log.last_stable_offset if committed else None)
+    if not chunks:
+        return _Answer(E.NONE, E.NONE, b"", [])
     batches = [LogBatch(b := int.from_bytes(c[_I64_AT:_I64_AT + 8], "big", signed=True),
                         b + int.from_bytes(c[_DELTA_AT:_DELTA_AT + 4], "big", signed=True))
                for c in chunks]
+    aborted = _aborted(log, chunks, batches) if committed else []
     acquired, update = share.acquire(member, batches, max_records, broker.now_ms,
-                                     batch_size=batch_size or None)
-    groups = broker.groups
-    assert groups is not None
-    record = groups.shares.write(ShareKey(group, tp.topic_id.bytes, tp.partition), update,
-                                 broker.now_ms)
-    if record is not None:
-        records.append(record)
+                                     batch_size=batch_size or None, aborted=aborted)
+    _write(broker, group, tp, update, records)
     if not acquired:
         return _Answer(E.NONE, E.NONE, b"", [])
     first, last = acquired[0].first_offset, acquired[-1].last_offset
@@ -134,6 +143,23 @@ def _acquire(broker: Broker, group: str, member: str, tp: SessionPartition, budg
     return _Answer(E.NONE, E.NONE, data, [
         _F.AcquiredRecords(first_offset=a.first_offset, last_offset=a.last_offset,
                            delivery_count=a.delivery_count) for a in acquired])
+
+
+def _aborted(log: Any, chunks: list[bytes], batches: list[LogBatch]) -> list[tuple[int, int]]:
+    """The ranges of the batches read that belong to aborted transactions
+    (read_committed: archived, never delivered)."""
+    found = log.producers.aborted_between(batches[0].first_offset, batches[-1].last_offset + 1)
+    if not found:
+        return []
+    ranges = []
+    for chunk, batch in zip(chunks, batches, strict=True):
+        if not int.from_bytes(chunk[_ATTRIBUTES_AT:_ATTRIBUTES_AT + 2], "big") & _TRANSACTIONAL:
+            continue
+        producer = int.from_bytes(chunk[_PRODUCER_AT:_PRODUCER_AT + 8], "big", signed=True)
+        if any(a.producer_id == producer and a.first_offset <= batch.first_offset < a.last_offset
+               for a in found):
+            ranges.append((batch.first_offset, batch.last_offset))
+    return ranges
 
 
 def _session(broker: Broker, ctx: RequestContext, request: Any
