@@ -7,6 +7,7 @@ Raw frames through kcsim's codec: each member does what the test says and nothin
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -87,6 +88,14 @@ class Member:
         if r.error_code == 0 and epoch is None:
             self.session_epoch += 1
         return r
+
+
+def set_group_config(wire: Wire, name: str, value: str) -> None:
+    R = request_class(44)
+    r = wire.call(44, 1, R(resources=[R.AlterConfigsResource(
+        resource_type=32, resource_name=GROUP, configs=[  # a GROUP resource; SET
+            R.AlterableConfig(name=name, config_operation=0, value=value)])]))
+    assert r.responses[0].error_code == 0, r
 
 
 def acquired(response: Any) -> list[tuple[int, int, int]]:
@@ -209,14 +218,8 @@ def test_a_restart_keeps_acknowledgements_and_gives_back_what_was_held(
 def test_group_configs_set_the_lock_duration_and_where_partitions_start(
         kcsim: Any, world: Any) -> None:
     wire, tid = world
-    R = request_class(44)
-    r = wire.call(44, 1, R(resources=[R.AlterConfigsResource(
-        resource_type=32, resource_name=GROUP, configs=[  # GROUP resource, SET
-            R.AlterableConfig(name="share.record.lock.duration.ms", config_operation=0,
-                              value="15000"),
-            R.AlterableConfig(name="share.auto.offset.reset", config_operation=0,
-                              value="earliest")])]))
-    assert r.responses[0].error_code == 0
+    set_group_config(wire, "share.record.lock.duration.ms", "15000")
+    set_group_config(wire, "share.auto.offset.reset", "earliest")
     produce(wire, 3)  # before any member fetched: earliest still delivers them
     a = Member(wire, "member-a", tid)
     a.heartbeat()
@@ -231,10 +234,7 @@ def test_read_committed_share_groups_never_deliver_aborted_records(
     from confluent_kafka import Producer
 
     wire, tid = world
-    R = request_class(44)
-    wire.call(44, 1, R(resources=[R.AlterConfigsResource(
-        resource_type=32, resource_name=GROUP, configs=[R.AlterableConfig(
-            name="share.isolation.level", config_operation=0, value="read_committed")])]))
+    set_group_config(wire, "share.isolation.level", "read_committed")
     a = Member(wire, "member-a", tid)
     a.heartbeat()
     a.fetch()
@@ -250,3 +250,48 @@ def test_read_committed_share_groups_never_deliver_aborted_records(
     got = acquired(a.fetch(max_records=20))
     offsets = {o for first, last, _ in got for o in range(first, last + 1)}
     assert offsets.isdisjoint(range(3)) and set(range(4, 7)) <= offsets
+
+
+def test_bad_acknowledgements_and_unknown_topics_get_kafka_s_errors(
+        kcsim: Any, world: Any) -> None:
+    wire, tid = world
+    a = Member(wire, "member-a", tid)
+    a.heartbeat()
+    a.fetch()
+    produce(wire, 6)
+    assert acquired(a.fetch()) == [(0, 5, 1)]
+
+    def ack_error(acks: list[tuple[int, int, int]]) -> int:
+        return int(a.ack(acks).responses[0].partitions[0].error_code)
+
+    assert ack_error([(0, 3, ACCEPT), (2, 5, ACCEPT)]) == E.INVALID_REQUEST  # overlapping
+    assert ack_error([(3, 1, ACCEPT)]) == E.INVALID_REQUEST  # first after last
+    assert ack_error([(0, 1, 9)]) == E.INVALID_REQUEST  # no such type
+    assert ack_error([(4, 9, ACCEPT)]) == E.INVALID_REQUEST  # past what was fetched
+    assert ack_error([(0, 2, ACCEPT), (3, 5, RELEASE)]) == 0  # the refused changed nothing
+    assert ack_error([(4, 4, ACCEPT)]) == E.INVALID_RECORD_STATE  # released: not held
+    assert ack_error([(0, 0, ACCEPT)]) == 0  # before the start offset: done with, skipped
+    stranger = Member(wire, "member-a", uuid.uuid4())  # the same session, a topic id unknown
+    stranger.session_epoch = a.session_epoch
+    answer = stranger.fetch()
+    assert answer.error_code == 0
+    assert [(p.partition_index, p.error_code) for t in answer.responses if t.topic_id != tid
+            for p in t.partitions] == [(0, E.UNKNOWN_TOPIC_ID)]
+
+
+def test_a_member_whose_session_runs_out_gives_back_its_records(kcsim: Any, world: Any) -> None:
+    wire, tid = world
+    a, b = Member(wire, "member-a", tid), Member(wire, "member-b", tid)
+    a.heartbeat(), b.heartbeat()
+    set_group_config(wire, "share.record.lock.duration.ms", "60000")
+    a.fetch(), b.fetch()
+    produce(wire, 4)
+    assert acquired(a.fetch()) == [(0, 3, 1)]
+    kcsim.clock.advance(30_000)  # b heartbeats on; a does not
+    b.heartbeat()
+    kcsim.clock.advance(15_000)  # a's session (45 s) is over, before its lock (60 s) is
+    b.heartbeat()
+    d = wire.call(DESCRIBE, 1, Describe(group_ids=[GROUP]))
+    assert [m.member_id for m in d.groups[0].members] == ["member-b"]
+    # given back uncounted (the member left): delivered as a first delivery again
+    assert acquired(b.fetch()) == [(0, 3, 1)]
