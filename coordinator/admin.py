@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from kcsim.protocol.messages.list_groups import ListGroupsRequest
 
     from .groups.classic import ClassicGroup
+    from .share.membership import ShareMembership
     from .shared.interface import RequestContext
     from .shared.runtime import GroupRuntime
 
@@ -43,11 +44,13 @@ CLASSIC_GROUP_TYPE = "classic"
 CONSUMER_GROUP_TYPE = "consumer"
 STREAMS_GROUP_TYPE = "streams"
 STREAMS_PROTOCOL_TYPE = "streams"  # Kafka's protocol type of a listed streams group
+SHARE_GROUP_TYPE = "share"  # listed with protocol type "share" too
 
 
 class AdminHandlers:
-    def __init__(self, runtime: GroupRuntime) -> None:
+    def __init__(self, runtime: GroupRuntime, share: ShareMembership) -> None:
         self.rt = runtime
+        self.share = share
 
     # -- ListGroups ---------------------------------------------------------
 
@@ -81,6 +84,13 @@ class AdminHandlers:
                     listed.append(ListedGroup(group_id=sg.group_id,
                                               protocol_type=STREAMS_PROTOCOL_TYPE,
                                               group_state=state, group_type=STREAMS_GROUP_TYPE))
+        if not wanted_types or SHARE_GROUP_TYPE in wanted_types:
+            for shg in self.rt.share_groups.values():
+                state = shg.state
+                if not wanted or state.lower() in wanted:
+                    listed.append(ListedGroup(group_id=shg.group_id,
+                                              protocol_type=SHARE_GROUP_TYPE,
+                                              group_state=state, group_type=SHARE_GROUP_TYPE))
         return ListGroupsResponse(error_code=E.NONE, groups=listed)
 
     # -- DescribeGroups -----------------------------------------------------
@@ -152,6 +162,13 @@ class AdminHandlers:
             if streams_group.members:
                 return E.NON_EMPTY_GROUP
             remove_group(self.rt, group_id, "request")
+            return E.NONE
+        share_group = self.rt.share_groups.get(group_id) if self.rt.share_groups else None
+        if share_group is not None:
+            if share_group.members:
+                return E.NON_EMPTY_GROUP
+            remove_group(self.rt, group_id, "request")
+            self.share.delete(share_group)
             return E.NONE
         group = self.rt.groups.get(group_id)
         does = Rule.NOT_FOUND if group is None else rule(Request.DELETE, group.state)

@@ -19,13 +19,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from kcsim.coordinator.records import (
     GroupConfigKey,
     GroupEventKey,
     OffsetCommitValue,
     PausedTopicPartitionsKey,
+    ShareSnapshotKey,
+    ShareUpdateKey,
 )
 from kcsim.protocol.codecs import api
 from kcsim.protocol.error_answers import error_answer
@@ -45,6 +47,8 @@ from .groups.rebalance import Rebalancer
 from .groups.responses import join_error, sync_response
 from .offsets import OffsetHandlers
 from .pause.handlers import PauseHandlers
+from .share.membership import ShareMembership
+from .share.partitions import SharePartitions
 from .shared.ids import random_uuid
 from .shared.interface import (
     Failure,
@@ -63,6 +67,7 @@ from .shared.timers import (
     RETENTION,
     RETENTION_KEY,
     SESSION,
+    SHARE_SESSION,
     STREAMS_INITIAL_DELAY,
     STREAMS_REBALANCE,
     STREAMS_SESSION,
@@ -84,6 +89,7 @@ if TYPE_CHECKING:
 
     from .consumer.model import ConsumerGroup
     from .groups.classic import ClassicGroup
+    from .share.model import ShareGroup
     from .shared.events import EventHistory
     from .streams.model import StreamsGroup
 
@@ -106,6 +112,8 @@ SUPPORTED_VERSIONS: dict[int, tuple[int, int]] = {
     68: (0, 1),  # ConsumerGroupHeartbeat
     69: (0, 1),  # ConsumerGroupDescribe
     88: (0, 1),  # StreamsGroupHeartbeat
+    76: (1, 1),  # ShareGroupHeartbeat
+    77: (1, 1),  # ShareGroupDescribe
     89: (0, 1),  # StreamsGroupDescribe
     1000: (0, 0),  # PausePartitions (KIP-1249, kcsim extension key)
     1001: (0, 0),  # ResumePartitions
@@ -129,6 +137,10 @@ class GroupCoordinator:
         rt.folds[PausedTopicPartitionsKey] = rt.paused.apply
         rt.folds[GroupConfigKey] = rt.group_configs.apply
         rt.folds[GroupEventKey] = rt.events.apply
+        self.shares = SharePartitions()  # the share partitions' in-flight records
+        rt.folds[ShareSnapshotKey] = rt.folds[ShareUpdateKey] = self.shares.apply
+        self._share = ShareMembership(rt, self.shares)
+        self._share.register()
         self._rebalance = Rebalancer(rt)
         self._consumer = ConsumerGroups(rt)
         self._streams = StreamsGroups(rt)
@@ -137,7 +149,7 @@ class GroupCoordinator:
         self._offsets = OffsetHandlers(rt, self._rebalance)
         self._txn_offsets = TxnOffsetHandlers(rt)
         self._txn_offsets.register()
-        admin = AdminHandlers(rt)
+        admin = AdminHandlers(rt, self._share)
         heartbeat = HeartbeatHandler(rt, self._consumer)
         describe = DescribeHandler(rt)
         self._handlers: dict[int, Handler] = {
@@ -154,6 +166,8 @@ class GroupCoordinator:
             47: by_api_key(self._offsets.delete),
             68: by_api_key(heartbeat.heartbeat),
             69: by_api_key(describe.describe),
+            76: by_api_key(self._share.heartbeat),
+            77: by_api_key(self._share.describe),
             88: by_api_key(StreamsHeartbeatHandler(rt, self._streams).heartbeat),
             89: by_api_key(StreamsDescribeHandler(rt, self._streams).describe),
             1000: by_api_key(self._pauses.pause),
@@ -170,11 +184,12 @@ class GroupCoordinator:
             STREAMS_SESSION: self._streams.on_session_expired,
             STREAMS_REBALANCE: self._streams.on_revocation_expired,
             STREAMS_INITIAL_DELAY: self._streams.on_initial_delay_over,
+            SHARE_SESSION: self._share.on_session_expired,
             RETENTION: self._expire_offsets,
         }
         # What starts the timers of a group read back from the log, for each kind of group.
         self._starters = (self._rebalance.start_loaded, self._consumer.start_loaded,
-                          self._streams.start_loaded)
+                          self._streams.start_loaded, self._share.start_loaded)
 
     @property
     def config(self) -> GroupConfig:
@@ -226,7 +241,10 @@ class GroupCoordinator:
     def next_deadline(self) -> int | None:
         """The earliest time the shell should tick at; 0 (at once) until a first tick or request."""
         rt = self._rt
-        return rt.deadlines.earliest_ms if rt.started else 0
+        if not rt.started:
+            return 0
+        due, locks = rt.deadlines.earliest_ms, self.shares.next_deadline()
+        return due if locks is None else locks if due is None else min(due, locks)
 
     def cancel(self, token: object) -> None:
         """The connection of a parked request is gone: its answer, when it comes, is dropped."""
@@ -395,11 +413,25 @@ class GroupCoordinator:
                 continue
             self._step(partial(self._timers[key.kind], key, payload), f"{key.kind} timer",
                        key.group_id or None)
+        if self.shares.unwritten:
+            self._step(self._write_share_records, "writing share partitions' records")
+        locks = self.shares.next_deadline()
+        if locks is not None and locks <= now_ms:
+            rt.now = max(rt.now, locks)
+            self._step(partial(self._expire_share_locks, now_ms), "share lock time-outs")
         rt.now = max(rt.now, now_ms)
 
     def _start_loaded(self, group_id: str) -> None:
         for start in self._starters:
             start(group_id)
+
+    def _write_share_records(self) -> None:
+        for record in self.shares.take_unwritten():
+            self._rt.write(record)
+
+    def _expire_share_locks(self, now_ms: int) -> None:
+        for record in self.shares.expire(now_ms):
+            self._rt.write(record)
 
     def _expire_offsets(self, key: TimerKey, _: object) -> None:
         rt = self._rt
@@ -418,12 +450,16 @@ class GroupCoordinator:
         sg = self._rt.streams_groups.get(group)
         if sg is not None:
             return sg.state.value
+        shg = self._rt.share_groups.get(group)
+        if shg is not None:
+            return shg.state
         g = self._rt.groups.get(group)
         return None if g is None else g.state.value
 
     def groups(self) -> list[str]:
         rt = self._rt
-        return list(rt.groups) + list(rt.consumer_groups) + list(rt.streams_groups)
+        return (list(rt.groups) + list(rt.consumer_groups) + list(rt.streams_groups)
+                + list(rt.share_groups))
 
     def consumer_group(self, group: str) -> ConsumerGroup | None:
         """The live KIP-848 group (read-only use): epochs, members, targets, owners."""
@@ -432,6 +468,18 @@ class GroupCoordinator:
     def streams_group(self, group: str) -> StreamsGroup | None:
         """The live KIP-1071 group (read-only use): epochs, topology, members, tasks."""
         return self._rt.streams_groups.get(group)
+
+    def share_configs(self, group: str) -> ShareConfigs:
+        """What a share group's partitions take from its configs."""
+        configs = self._rt.group_configs
+        return ShareConfigs(configs.share_record_lock_duration_ms(group),
+                            configs.share_delivery_count_limit(group),
+                            configs.share_auto_offset_reset(group) == "earliest",
+                            configs.share_read_committed(group))
+
+    def share_group(self, group: str) -> ShareGroup | None:
+        """The live KIP-932 group (read-only use): epochs, members, targets."""
+        return self._rt.share_groups.get(group)
 
     def group_configs(self, group: str) -> dict[str, str]:
         """The configs set on this group (IncrementalAlterConfigs), by name."""
@@ -460,6 +508,13 @@ class GroupCoordinator:
     def all_committed_offsets(self) -> Mapping[str, Mapping[str, Mapping[int, OffsetCommitValue]]]:
         """Every group's committed offsets by group, topic and partition (read-only use)."""
         return self._rt.offsets.by_group
+
+
+class ShareConfigs(NamedTuple):
+    lock_duration_ms: int
+    delivery_count_limit: int
+    earliest: bool  # share.auto.offset.reset=earliest
+    read_committed: bool
 
 
 def _api_name(api_key: int) -> str:

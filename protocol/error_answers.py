@@ -64,6 +64,12 @@ from .messages.sasl import (
     SaslAuthenticateResponse,
     SaslHandshakeResponse,
 )
+from .messages.share_group import (
+    ShareAcknowledgeResponse,
+    ShareFetchResponse,
+    ShareGroupDescribeResponse,
+    ShareGroupHeartbeatResponse,
+)
 from .messages.streams_group import (
     StreamsGroupDescribeResponse,
     StreamsGroupHeartbeatResponse,
@@ -106,6 +112,7 @@ if TYPE_CHECKING:
     from .messages.offset_fetch import OffsetFetchRequest
     from .messages.offset_for_leader_epoch import OffsetForLeaderEpochRequest
     from .messages.produce import ProduceRequest
+    from .messages.share_group import ShareGroupDescribeRequest
     from .messages.streams_group import StreamsGroupDescribeRequest
     from .messages.topics_admin import (
         CreatePartitionsRequest,
@@ -396,6 +403,15 @@ def _streams_group_describe(
                      for g in request.group_ids])
 
 
+def _share_group_describe(
+    version: int, request: ShareGroupDescribeRequest, error: int
+) -> ShareGroupDescribeResponse:
+    R = ShareGroupDescribeResponse
+    return R(groups=[R.DescribedGroup(group_id=g, error_code=error, group_state="",
+                                      assignor_name="")
+                     for g in request.group_ids])
+
+
 def _pause(version: int, request: object, error: int) -> PausePartitionsResponse:
     return PausePartitionsResponse(error_code=error, responses=[])
 
@@ -541,6 +557,10 @@ ERROR_ANSWERS: dict[int, Builder] = {
     66: _entry(_list_transactions),
     68: _top_level(ConsumerGroupHeartbeatResponse),
     69: _entry(_consumer_group_describe),
+    76: _top_level(ShareGroupHeartbeatResponse),
+    77: _entry(_share_group_describe),
+    78: _top_level(ShareFetchResponse),
+    79: _top_level(ShareAcknowledgeResponse),
     88: _top_level(StreamsGroupHeartbeatResponse),
     89: _entry(_streams_group_describe),
     1000: _entry(_pause),

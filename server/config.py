@@ -439,6 +439,22 @@ class Config(msgspec.Struct, kw_only=True):
         description="group.streams.min.task.offset.interval.ms: the least a group's "
                     "streams.task.offset.interval.ms may be set to",
     )] = _GROUP.streams_group_min_task_offset_interval_ms
+    share_group_session_timeout_ms: Annotated[Positive32, Meta(
+        description="group.share.session.timeout.ms: a share group member's session",
+    )] = _GROUP.share_group_session_timeout_ms
+    share_group_heartbeat_interval_ms: Annotated[Positive32, Meta(
+        description="group.share.heartbeat.interval.ms: told to share group members",
+    )] = _GROUP.share_group_heartbeat_interval_ms
+    share_group_max_size: Annotated[Positive32, Meta(
+        description="group.share.max.size: the most members a share group may have",
+    )] = _GROUP.share_group_max_size
+    share_group_record_lock_duration_ms: Annotated[Positive32, Meta(
+        description="group.share.record.lock.duration.ms: how long a share consumer holds "
+                    "the records it fetched (on the broker's clock)",
+    )] = _GROUP.share_group_record_lock_duration_ms
+    share_group_delivery_count_limit: Annotated[Positive32, Meta(
+        description="group.share.delivery.count.limit: deliveries before a record is archived",
+    )] = _GROUP.share_group_delivery_count_limit
     transaction_max_timeout_ms: Annotated[Positive32, Meta(
         description="transaction.max.timeout.ms: the longest transaction timeout a producer "
                     "may ask for")] = TxnConfig().transaction_max_timeout_ms

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-# name -> (lowest, highest) level kcsim implements. Kafka 4.4 finalizes share.version
-# too: kcsim does not implement share groups yet, so it does not report it.
+# name -> (lowest, highest) level kcsim implements.
 SUPPORTED: dict[str, tuple[int, int]] = {
     "metadata.version": (7, 33),  # 33 is Kafka 4.4's; 7 the oldest Kafka 4.x accepts
     "group.version": (0, 1),  # 1: KIP-848 consumer groups (ConsumerGroupHeartbeat)
@@ -26,6 +25,7 @@ SUPPORTED: dict[str, tuple[int, int]] = {
     # transaction coordinator follows (TxnConfig.transaction_version)
     "transaction.version": (0, 2),
     "streams.version": (0, 1),  # 1: KIP-1071 streams groups (StreamsGroupHeartbeat)
+    "share.version": (0, 2),  # 1: KIP-932 share groups; 2: Kafka 4.2's GA (RENEW, v2 calls)
 }
 
 # finalized_features_epoch: Kafka's is the offset of its last metadata record; kcsim's

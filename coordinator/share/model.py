@@ -86,8 +86,8 @@ class ShareGroup:
 class ShareGroups:
     """Every share group, folded from its records."""
 
-    def __init__(self) -> None:
-        self.groups: dict[str, ShareGroup] = {}
+    def __init__(self, groups: dict[str, ShareGroup] | None = None) -> None:
+        self.groups: dict[str, ShareGroup] = {} if groups is None else groups
 
     def get(self, group_id: str) -> ShareGroup | None:
         return self.groups.get(group_id)

@@ -54,6 +54,8 @@ def group_type(rt: GroupRuntime, group_id: str) -> str:
         return "consumer"
     if rt.streams_groups and group_id in rt.streams_groups:
         return "streams"
+    if rt.share_groups and group_id in rt.share_groups:
+        return "share"
     return "classic"
 
 

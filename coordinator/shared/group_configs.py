@@ -30,6 +30,12 @@ STREAMS_ASSIGNMENT_INTERVAL_MS = "streams.assignment.interval.ms"
 STREAMS_NUM_WARMUP_REPLICAS = "streams.num.warmup.replicas"
 STREAMS_ACCEPTABLE_RECOVERY_LAG = "streams.acceptable.recovery.lag"
 STREAMS_TASK_OFFSET_INTERVAL_MS = "streams.task.offset.interval.ms"
+SHARE_SESSION_TIMEOUT_MS = "share.session.timeout.ms"
+SHARE_HEARTBEAT_INTERVAL_MS = "share.heartbeat.interval.ms"
+SHARE_RECORD_LOCK_DURATION_MS = "share.record.lock.duration.ms"
+SHARE_DELIVERY_COUNT_LIMIT = "share.delivery.count.limit"
+SHARE_AUTO_OFFSET_RESET = "share.auto.offset.reset"
+SHARE_ISOLATION_LEVEL = "share.isolation.level"
 
 
 class GroupConfigs:
@@ -99,3 +105,29 @@ class GroupConfigs:
         """What a streams group's target is computed with, as Kafka 4.4 records it with the
         group epoch (its lastAssignmentConfigs): a change bumps the epoch."""
         return (("num.standby.replicas", str(self.streams_num_standby_replicas(group_id))),)
+
+    # -- share groups --------------------------------------------------------------
+
+    def share_session_timeout_ms(self, group_id: str) -> int:
+        return self._int(group_id, SHARE_SESSION_TIMEOUT_MS,
+                         self._config.share_group_session_timeout_ms)
+
+    def share_heartbeat_interval_ms(self, group_id: str) -> int:
+        return self._int(group_id, SHARE_HEARTBEAT_INTERVAL_MS,
+                         self._config.share_group_heartbeat_interval_ms)
+
+    def share_record_lock_duration_ms(self, group_id: str) -> int:
+        return self._int(group_id, SHARE_RECORD_LOCK_DURATION_MS,
+                         self._config.share_group_record_lock_duration_ms)
+
+    def share_delivery_count_limit(self, group_id: str) -> int:
+        return self._int(group_id, SHARE_DELIVERY_COUNT_LIMIT,
+                         self._config.share_group_delivery_count_limit)
+
+    def share_auto_offset_reset(self, group_id: str) -> str:
+        """Where a share partition first starts: "latest" (Kafka's default) or "earliest"."""
+        return self._overrides.get(group_id, {}).get(SHARE_AUTO_OFFSET_RESET, "latest")
+
+    def share_read_committed(self, group_id: str) -> bool:
+        value = self._overrides.get(group_id, {}).get(SHARE_ISOLATION_LEVEL, "read_uncommitted")
+        return value == "read_committed"

@@ -188,6 +188,12 @@ class GroupConfig:
     streams_group_acceptable_recovery_lag: int = 10000
     streams_group_task_offset_interval_ms: int = 60000
     streams_group_min_task_offset_interval_ms: int = 15000
+    # KIP-932 share groups (group.share.* broker configs, Kafka's defaults).
+    share_group_session_timeout_ms: int = 45000
+    share_group_heartbeat_interval_ms: int = 5000
+    share_group_max_size: int = 200
+    share_group_record_lock_duration_ms: int = 30000
+    share_group_delivery_count_limit: int = 5
 
 
 class TopicLookup(Protocol):

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     # Types only: the groups of either kind live here, their behaviour above.
     from ..consumer.model import ConsumerGroup
     from ..groups.classic import ClassicGroup
+    from ..share.model import ShareGroup
     from ..streams.model import StreamsGroup
 
 
@@ -71,6 +72,8 @@ class GroupRuntime:
         # KIP-1071 groups: the same namespace. Code on the other groups' paths tests the
         # dict's truth before looking an id up in it, so they pay nothing while none exists.
         self.streams_groups: dict[str, StreamsGroup] = {}
+        # KIP-932 share groups: the same namespace, the same rule.
+        self.share_groups: dict[str, ShareGroup] = {}
         self.paused = PausedRegistry()
         self.group_configs = GroupConfigs(config)  # each group's own configs, if any
         # The group event log; handlers write events only when `config.events` is on.
@@ -242,6 +245,7 @@ class GroupRuntime:
         """Whether the id names a live group of any kind (offsets alone make a simple group)."""
         classic = self.groups.get(group_id)
         return (group_id in self.consumer_groups or group_id in self.streams_groups
+                or group_id in self.share_groups
                 or (classic is not None and classic.state is not DEAD))
 
     # -- ids ----------------------------------------------------------------

@@ -23,6 +23,8 @@ REBALANCE = "cg-rebalance"
 STREAMS_SESSION = "sg-session"
 STREAMS_REBALANCE = "sg-rebalance"
 STREAMS_INITIAL_DELAY = "sg-initial-delay"  # a new group's first assignment waits
+# KIP-932 share groups: a member's session.
+SHARE_SESSION = "shg-session"
 # Offsets retention (KIP-211): one timer for the whole coordinator.
 RETENTION = "retention"
 
@@ -66,6 +68,10 @@ def streams_rebalance_key(group_id: str, member_id: str) -> TimerKey:
 
 def streams_initial_delay_key(group_id: str) -> TimerKey:
     return TimerKey(STREAMS_INITIAL_DELAY, group_id)
+
+
+def share_session_key(group_id: str, member_id: str) -> TimerKey:
+    return TimerKey(SHARE_SESSION, group_id, member_id)
 
 
 RETENTION_KEY = TimerKey(RETENTION)

@@ -9,7 +9,7 @@ request reached is its listener's (`RequestContext.listener.node`).
   (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, DescribeTransactions, a transactional
   InitProducerId) at a node that does not coordinate it is answered NOT_COORDINATOR as a
   whole, and COORDINATOR_LOAD_IN_PROGRESS while its new coordinator loads.
-- Produce, Fetch and ListOffsets serve the partitions led here; every other partition
+- Produce, Fetch, ListOffsets, ShareFetch and ShareAcknowledge serve the partitions led here; every other partition
   is answered NOT_LEADER_OR_FOLLOWER, with its leader (CurrentLeader) and the leaders'
   addresses (NodeEndpoints) in the versions that carry them (KIP-951). A Fetch with such
   a partition does not wait for data, so the client hears at once.
@@ -29,6 +29,7 @@ from kcsim.protocol.errors import ErrorCode
 from kcsim.protocol.messages.fetch import FetchResponse
 from kcsim.protocol.messages.list_offsets import ListOffsetsResponse
 from kcsim.protocol.messages.produce import ProduceResponse
+from kcsim.protocol.messages.share_group import ShareAcknowledgeResponse, ShareFetchResponse
 from kcsim.protocol.named_groups import groups_of
 
 from ..state.answers import finished
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     Handler = Callable[[BrokerState, RequestContext, Any], Any]
 
 PRODUCE, FETCH, LIST_OFFSETS, LIST_GROUPS = 0, 1, 2, 16
+SHARE_FETCH, SHARE_ACKNOWLEDGE = 78, 79
 INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN, ADD_OFFSETS_TO_TXN, END_TXN = 22, 24, 25, 26
 TXN_OFFSET_COMMIT, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 28, 65, 66
 NOT_LEADER = int(ErrorCode.NOT_LEADER_OR_FOLLOWER)
@@ -158,11 +160,33 @@ def _list_offsets_away(version: int, topic: Any, name: str, led: list[tuple[int,
         for i, _ in led])
 
 
+def _share_fetch_away(version: int, topic: Any, name: str, led: list[tuple[int, int]]) -> Any:
+    R = ShareFetchResponse
+    return R.ShareFetchableTopicResponse(topic_id=topic.topic_id, partitions=[
+        R.PartitionData(partition_index=i, error_code=NOT_LEADER,
+                        current_leader=R.LeaderIdAndEpoch(leader_id=n, leader_epoch=0))
+        for i, n in led])
+
+
+def _share_acknowledge_away(version: int, topic: Any, name: str,
+                            led: list[tuple[int, int]]) -> Any:
+    R = ShareAcknowledgeResponse
+    return R.ShareAcknowledgeTopicResponse(topic_id=topic.topic_id, partitions=[
+        R.PartitionData(partition_index=i, error_code=NOT_LEADER,
+                        current_leader=R.LeaderIdAndEpoch(leader_id=n, leader_epoch=0))
+        for i, n in led])
+
+
 _SHAPES = {
     PRODUCE: _Shape("topic_data", "name", "partition_data", "index", "responses", _produce_away),
     FETCH: _Shape("topics", "topic", "partitions", "partition", "responses", _fetch_away),
     LIST_OFFSETS: _Shape("topics", "name", "partitions", "partition_index", "topics",
                          _list_offsets_away),
+    # KIP-932's calls name topics by id only ("": no name field)
+    SHARE_FETCH: _Shape("topics", "", "partitions", "partition_index", "responses",
+                        _share_fetch_away),
+    SHARE_ACKNOWLEDGE: _Shape("topics", "", "partitions", "partition_index", "responses",
+                              _share_acknowledge_away),
 }
 
 
@@ -174,7 +198,7 @@ def _led(fn: Handler, shape: _Shape) -> Handler:
         away: list[Any] = []
         leaders: set[int] = set()
         for topic in getattr(request, shape.topics):
-            name = getattr(topic, shape.topic) or _name_by_id(state, topic)
+            name = (shape.topic and getattr(topic, shape.topic)) or _name_by_id(state, topic)
             partitions = getattr(topic, shape.partitions)
             if name is None:
                 kept.append(topic)  # unknown: the handler says so
@@ -198,7 +222,7 @@ def _led(fn: Handler, shape: _Shape) -> Handler:
         if not away:
             return fn(state, ctx, request)
         changes: dict[str, Any] = {shape.topics: kept}
-        if shape is _SHAPES[FETCH]:
+        if shape is _SHAPES[FETCH] or shape is _SHAPES[SHARE_FETCH]:
             changes["max_wait_ms"] = 0
         result = fn(state, ctx, msgspec.structs.replace(request, **changes))
         endpoints = [node_address(topology, n, ctx.listener) for n in sorted(leaders)]

@@ -29,6 +29,7 @@ from .broker_configs import BrokerConfigs
 from .config_records import BrokerConfigKey
 from .fetch_sessions import FetchSessionCache
 from .scram_credentials import ScramCredentialKey, ScramCredentials
+from .share_sessions import ShareSessionCache
 from .throughput import Throughput
 from .topic_records import TopicKey
 from .topics import TopicRegistry
@@ -69,6 +70,7 @@ class BrokerState:
                            if config.authorizer else None)
         # Incremental fetch sessions (KIP-227): soft state, gone at a restart as in Kafka.
         self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)
+        self.share_sessions = ShareSessionCache()  # KIP-932's, soft state too
         self.groups = groups
         self.transactions = TransactionCoordinator(
             TxnConfig(config.transaction_max_timeout_ms,
@@ -140,6 +142,9 @@ class BrokerState:
         among the answers it releases once they are durable, the writing of their markers."""
         self.now_ms = now_ms
         outcome = self.groups.tick(now_ms) if self.groups is not None else Outcome()
+        if self.groups is not None and self.groups.shares.released:
+            self.groups.shares.released = False  # share locks ran out: wake parked fetches
+            self.data_arrived.unpark_all()
         txn = self.transactions.tick(now_ms)
         records, after = settle(self, txn, now_ms)
         outcome.records += records

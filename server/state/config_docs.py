@@ -134,6 +134,15 @@ GROUP_DOCS: dict[str, str] = {
                                           "more members before its first assignment.",
     "streams.assignment.interval.ms": "The least time between two target assignments of "
                                       "this streams group.",
+    "share.session.timeout.ms": "How long a member of this share group may go without a "
+                                "heartbeat before it is removed.",
+    "share.heartbeat.interval.ms": "How often members of this share group heartbeat.",
+    "share.record.lock.duration.ms": "How long a member of this share group holds the records "
+                                     "it fetched before they go back (on the broker's clock).",
+    "share.delivery.count.limit": "Deliveries of a record before it is archived.",
+    "share.auto.offset.reset": "Where a partition of this share group starts: latest or "
+                               "earliest.",
+    "share.isolation.level": "Whether this share group reads only committed records.",
 }
 
 # The topic config a broker config is the default of (log.retention.ms: retention.ms).

@@ -56,6 +56,8 @@ def _requests() -> dict[int, Any]:
         47: OffsetDelete(group_id="g", topics=[]),
         68: request_class(68)(group_id="g", member_id="m"),
         69: request_class(69)(group_ids=["a", "b"]),
+        76: request_class(76)(group_id="g", member_id="m"),
+        77: request_class(77)(group_ids=["a", "b"]),
         88: request_class(88)(group_id="g", member_id="m"),
         89: request_class(89)(group_ids=["a", "b"]),
         1000: Pause(group_id="g", topics=[]),
@@ -70,7 +72,7 @@ def _where(api_key: int, version: int) -> str:
         return "partitions"
     if api_key == 9:
         return "partitions" if version < 2 else "top" if version < 8 else "groups"
-    if api_key in (15, 42, 69, 89):
+    if api_key in (15, 42, 69, 77, 89):
         return "groups"
     return "top"
 

@@ -91,9 +91,9 @@ def _value(c: MessageCodec, fld: Field, version: int) -> st.SearchStrategy[Any]:
         strategy = _struct(c, t, version)
     else:
         strategy = _primitive(t)
-    # records are written as null whenever None; a tagged struct equal to its
-    # (empty) default is omitted and decodes back to that default.
-    may_be_none = version in fld.nullable or t == "records"
+    # records are written as null whenever None (ShareFetch's are not nullable from v1);
+    # a tagged struct equal to its (empty) default is omitted and decodes back to that default.
+    may_be_none = version in fld.nullable
     return st.none() | strategy if may_be_none else strategy
 
 

@@ -114,7 +114,14 @@ def test_incremental_operations_kafka_refuses(triple: tuple[str, int, str | None
      "Invalid value -1 for configuration consumer.assignment.interval.ms: Value must be at least 0"),
     ({"consumer.assignor.offload.enable": "false"},
      "Unknown group config name: consumer.assignor.offload.enable"),
-    ({"share.session.timeout.ms": "50000"}, "Unknown group config name: share.session.timeout.ms"),
+    ({"share.session.timeout.ms": "40000"},
+     "share.session.timeout.ms must be in the range 45000 to 60000 inclusive."),
+    ({"share.delivery.count.limit": "11"},
+     "share.delivery.count.limit must be in the range 2 to 10 inclusive."),
+    ({"share.auto.offset.reset": "middle"}, "Invalid value middle for configuration "
+     "share.auto.offset.reset: String must be one of: latest, earliest"),
+    ({"share.renew.acknowledge.enable": "true"},
+     "Unknown group config name: share.renew.acknowledge.enable"),
     ({"consumer.session.timeout.ms": "x"},
      "Invalid value x for configuration consumer.session.timeout.ms: Not a number of type INT"),
 ])
@@ -262,7 +269,13 @@ def test_group_configs_are_described_with_the_brokers_as_default(conn: Connectio
         "streams.heartbeat.interval.ms": ("5000", 5),
         "streams.num.standby.replicas": ("1", 8),
         "streams.initial.rebalance.delay.ms": ("3000", 5),
-        "streams.assignment.interval.ms": ("1000", 5)}
+        "streams.assignment.interval.ms": ("1000", 5),
+        "share.session.timeout.ms": ("45000", 5),
+        "share.heartbeat.interval.ms": ("5000", 5),
+        "share.record.lock.duration.ms": ("30000", 5),
+        "share.delivery.count.limit": ("5", 5),
+        "share.auto.offset.reset": ("latest", 5),
+        "share.isolation.level": ("read_uncommitted", 5)}
     assert incremental(conn, GROUP, "g", ("streams.rack.aware.assignment.tags", SET, "z")) == [(
         ErrorCode.INVALID_CONFIG, "Unknown group config name: streams.rack.aware.assignment.tags")]
     assert incremental(conn, GROUP, "", ("consumer.session.timeout.ms", SET, "50000")) == [(

@@ -54,9 +54,11 @@ def test_a_fresh_broker_finalizes_what_it_implements(kcsim: Any, version: int) -
     answer = api_versions(kcsim, version)
     assert answer.error_code == 0
     assert supported(answer) == {"metadata.version": (7, 33), "group.version": (0, 1),
-                                 "transaction.version": (0, 2), "streams.version": (0, 1)}
+                                 "transaction.version": (0, 2), "streams.version": (0, 1),
+                                 "share.version": (0, 2)}
     assert finalized(answer) == {"metadata.version": (33, 33), "group.version": (1, 1),
-                                 "transaction.version": (2, 2), "streams.version": (1, 1)}
+                                 "transaction.version": (2, 2), "streams.version": (1, 1),
+                                 "share.version": (2, 2)}
     assert answer.finalized_features_epoch >= 0  # clients ignore features of epoch -1
     assert not answer.zk_migration_ready
 
@@ -66,7 +68,8 @@ def test_v3_leaves_out_supported_features_whose_lowest_level_is_0(kcsim: Any) ->
     answer = api_versions(kcsim, 3)
     assert supported(answer) == {"metadata.version": (7, 33)}
     assert set(finalized(answer)) == {"metadata.version", "group.version",
-                                      "transaction.version", "streams.version"}
+                                      "transaction.version", "streams.version",
+                                      "share.version"}
 
 
 def test_before_v3_there_are_no_features(kcsim: Any) -> None:
@@ -75,7 +78,8 @@ def test_before_v3_there_are_no_features(kcsim: Any) -> None:
     assert answer.supported_features == [] and answer.finalized_features == []
 
 
-@pytest.mark.kcsim(feature=["transaction.version=0", "group.version=0", "streams.version=0"])
+@pytest.mark.kcsim(feature=["transaction.version=0", "group.version=0", "streams.version=0",
+                            "share.version=0"])
 def test_a_feature_pinned_to_0_is_not_finalized_but_still_supported(kcsim: Any) -> None:
     answer = api_versions(kcsim, 4)
     assert finalized(answer) == {"metadata.version": (33, 33)}
@@ -98,7 +102,8 @@ def test_serve_pins_features_given_by_flag(kcsim_factory: Callable[..., Any]) ->
     server = kcsim_factory(feature=["transaction.version=0", "metadata.version=30"])
     assert finalized(api_versions(server, 4)) == {"metadata.version": (30, 30),
                                                   "group.version": (1, 1),
-                                                  "streams.version": (1, 1)}
+                                                  "streams.version": (1, 1),
+                                                  "share.version": (2, 2)}
 
 
 # -- pins kcsim refuses ---------------------------------------------------------------
@@ -116,14 +121,14 @@ def _serve(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     (["--feature", "transaction.version=3"],
      "--feature transaction.version=3: transaction.version=3: kcsim implements "
      "transaction.version up to level 2"),
-    (["--feature", "group.version=1", "--feature", "share.version=1"],
-     "--feature group.version=1 --feature share.version=1: unknown feature 'share.version' "
+    (["--feature", "group.version=1", "--feature", "queue.version=1"],
+     "--feature group.version=1 --feature queue.version=1: unknown feature 'queue.version' "
      "(kcsim implements metadata.version, group.version, transaction.version, "
-     "streams.version)"),
+     "streams.version, share.version)"),
     (["--feature", "transactions.version=1"],
      "--feature transactions.version=1: unknown feature 'transactions.version' (did you mean "
      "'transaction.version'? kcsim implements metadata.version, group.version, "
-     "transaction.version, streams.version)"),
+     "transaction.version, streams.version, share.version)"),
     (["--feature", "group.version"], "--feature group.version: 'group.version' is not NAME=LEVEL"),
     (["--feature", "group.version=on"],
      "--feature group.version=on: 'group.version=on': the level must be an integer"),
@@ -139,7 +144,8 @@ def test_serve_refuses_a_pin_it_cannot_honour(args: list[str], message: str) -> 
 
 def test_the_environment_pins_features_comma_separated() -> None:
     cfg = config.load(env={"KCSIM_FEATURE": "group.version=0, transaction.version=0"})
-    assert cfg.feature_levels == {"metadata.version": 33, "streams.version": 1}
+    assert cfg.feature_levels == {"metadata.version": 33, "streams.version": 1,
+                                  "share.version": 2}
     with pytest.raises(config.ConfigError) as refused:
         config.load(env={"KCSIM_FEATURE": "group.version=2"})
     assert str(refused.value).startswith("KCSIM_FEATURE=group.version=2: ")
@@ -150,7 +156,8 @@ def test_a_toml_file_pins_features_as_a_list(tmp_path: Any) -> None:
     path.write_text('feature = ["transaction.version=0"]\n')
     assert config.load(str(path), env={}).feature_levels == {"metadata.version": 33,
                                                              "group.version": 1,
-                                                             "streams.version": 1}
+                                                             "streams.version": 1,
+                                                             "share.version": 2}
 
 
 def test_embedded_settings_refuse_a_level_above_what_kcsim_implements() -> None:

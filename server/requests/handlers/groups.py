@@ -39,11 +39,15 @@ if TYPE_CHECKING:
 
 OFFSET_COMMIT = 8
 CONSUMER_GROUP_HEARTBEAT = 68
+SHARE_GROUP_HEARTBEAT = 76
 STREAMS_GROUP_HEARTBEAT = 88
 
 
 def handle_group_request(broker: Broker, ctx: RequestContext, request: Any) -> Any:
     if ctx.api_key == CONSUMER_GROUP_HEARTBEAT and not _consumer_groups_on(broker):
+        return error_answer(ctx.api_key, ctx.api_version, request, ErrorCode.UNSUPPORTED_VERSION)
+    if (ctx.api_key == SHARE_GROUP_HEARTBEAT
+            and broker.config.feature_levels.get("share.version", 0) < 1):
         return error_answer(ctx.api_key, ctx.api_version, request, ErrorCode.UNSUPPORTED_VERSION)
     groups = broker.groups
     assert groups is not None
