@@ -133,3 +133,4 @@ def test_an_altered_start_offset_survives_a_restart(kcsim_persistent: Any) -> No
         b = Member(wire, "member-b", tid)
         b.heartbeat()
         assert consume_all(b, 10) == [(2, 5, 1)]
+
