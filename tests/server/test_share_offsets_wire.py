@@ -15,6 +15,7 @@ from .test_share_wire import (
     Member,
     acquired,
     connect,
+    joined,
     produce,
     topic_id,
     world,  # noqa: F401 (a fixture)
@@ -63,9 +64,7 @@ def consume_all(member: Member, count: int) -> list[tuple[int, int, int]]:
 def test_altering_to_an_earlier_offset_while_empty_redelivers_from_there(
         kcsim: Any, world: Any) -> None:  # noqa: F811
     wire, tid = world
-    a = Member(wire, "member-a", tid)
-    a.heartbeat()
-    a.fetch()  # the partition starts at the end of the log
+    a = joined(wire, tid)  # the partition starts at the end of the log
     produce(wire, 5)
     produce(wire, 5)
     assert consume_all(a, 10) == [(0, 9, 1)]
@@ -87,9 +86,7 @@ def test_altering_to_an_earlier_offset_while_empty_redelivers_from_there(
 
 def test_deleting_a_topic_s_offsets_forgets_its_share_state(kcsim: Any, world: Any) -> None:  # noqa: F811
     wire, tid = world
-    a = Member(wire, "member-a", tid)
-    a.heartbeat()
-    a.fetch()
+    a = joined(wire, tid)
     produce(wire, 4)
     assert consume_all(a, 4) == [(0, 3, 1)]
     a.heartbeat(epoch=-1)
@@ -120,9 +117,7 @@ def test_an_altered_start_offset_survives_a_restart(kcsim_persistent: Any) -> No
     with connect(kcsim_persistent) as wire:
         wire.create_topic(TOPIC, 1)
         tid = topic_id(wire)
-        a = Member(wire, "member-a", tid)
-        a.heartbeat()
-        a.fetch()
+        a = joined(wire, tid)
         produce(wire, 6)
         assert consume_all(a, 6) == [(0, 5, 1)]
         a.heartbeat(epoch=-1)

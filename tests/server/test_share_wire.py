@@ -92,6 +92,14 @@ class Member:
         return r
 
 
+def joined(wire: Wire, tid: Any, member_id: str = "member-a") -> Member:
+    """A member that joined the group and opened its share session (its first fetch)."""
+    member = Member(wire, member_id, tid)
+    member.heartbeat()
+    member.fetch()
+    return member
+
+
 def set_group_config(wire: Wire, name: str, value: str, group: str = GROUP) -> None:
     R = request_class(44)
     r = wire.call(44, 1, R(resources=[R.AlterConfigsResource(

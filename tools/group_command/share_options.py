@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from kcsim.admin import PauseApiKeys
 
-from .options import Options, add_flags, describe_view, flag
+from .options import Options, add_flags, add_tool_arguments, describe_view, first_checks, flag
 from .report import UsageError
 
 if TYPE_CHECKING:
@@ -32,19 +32,13 @@ DESCRIPTION = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--bootstrap-server", metavar="HOST:PORT",
-                   help="REQUIRED: the server(s) to connect to")
-    add_flags(p.add_argument_group("actions (exactly one)"), {
+    scope = add_tool_arguments(p, "share", {
         "--list": "list all share groups",
         "--describe": "describe groups: start offsets and lag (default), --members or --state",
         "--delete": "delete empty share groups",
         "--reset-offsets": "reset the start offsets of one empty share group",
         "--delete-offsets": "delete one empty group's share state of some topics",
-    })
-    scope = p.add_argument_group("scope")
-    scope.add_argument("--group", action="append", default=[], metavar="GROUP",
-                       help="the share group to act on (repeatable)")
-    scope.add_argument("--all-groups", action="store_true", help="apply to all share groups")
+    }, "the share group to act on (repeatable)")
     scope.add_argument("--topic", action="append", default=[], metavar="TOPIC[:P,P]",
                        help="a topic, or some of its partitions as topic:0,1 (repeatable)")
     scope.add_argument("--all-topics", action="store_true",
@@ -86,24 +80,7 @@ def _check_states(text: str | None) -> tuple[str, ...]:
 
 def validate(args: argparse.Namespace) -> Options:
     """Kafka's checks of ShareGroupCommandOptions."""
-    chosen = [a for a, name in ACTIONS.items() if getattr(args, name[2:].replace("-", "_"))]
-    if len(chosen) != 1:
-        raise UsageError("Command must include exactly one action: "
-                         + ", ".join(ACTIONS.values()) + ".")
-    action = chosen[0]
-    if not args.bootstrap_server:
-        raise UsageError('Missing required argument "[bootstrap-server]"')
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be a positive number of milliseconds")
-    if args.group and args.all_groups:
-        raise UsageError("Option --group cannot be used with --all-groups")
-
-    def only_with(options: tuple[str, ...], allowed: tuple[str, ...]) -> None:
-        for name in options:
-            value = getattr(args, name)
-            if value not in (None, False, []) and action not in allowed:
-                raise UsageError(f"Option {flag(name)} can only be used with "
-                                 + " or ".join(ACTIONS[a] for a in allowed))
+    action, only_with = first_checks(args, ACTIONS, ACTIONS, end=".")
 
     only_with(("members", "offsets", "verbose"), ("describe",))
     only_with(("state",), ("describe", "list"))
