@@ -11,13 +11,9 @@ outputs (tests/oracle/groupcommand.py) must be equal.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 import time
-import uuid
-from contextlib import ExitStack
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -26,14 +22,12 @@ from tests.admin.helpers import produce
 from tests.server.durability.wire import Wire
 from tests.server.test_share_wire import ACCEPT, Member, acquired, set_group_config, topic_id
 
-from .groupcommand import RUN_TIMEOUT_S, Ran, normalise
-from .kafka import CACHE, KafkaUnavailable, maven_jars
-from .test_streams_group_command import At, _tables, _text
-from .toolcommand import TOOLS_VERSION, in_columns, tool
+from .groupcommand import Ran
+from .toolcommand import in_columns
+from .toolcompare import scenarios_on, tool_tests
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from pathlib import Path
 
     from .harness import Endpoint
 
@@ -143,15 +137,7 @@ class Scenario:
 @pytest.fixture
 def scenarios(twin: Endpoint, kafka: Endpoint) -> Iterator[tuple[Scenario, ...]]:
     """The same scenario on kcsim and on Kafka, under the same names."""
-    try:
-        maven_jars(CACHE / "kafka-tools" / TOOLS_VERSION,
-                   [("org.apache.kafka", "kafka-tools", TOOLS_VERSION)])
-    except KafkaUnavailable as exc:
-        pytest.skip(f"kafka-tools unavailable, NOT RUN: {exc}")
-    suffix = uuid.uuid4().hex[:8]
-    with ExitStack() as stack:
-        yield tuple(stack.enter_context(Scenario(f"{e.host}:{e.port}", suffix))
-                    for e in (twin, kafka))
+    yield from scenarios_on(twin, kafka, Scenario)
 
 
 def _commands(s: Scenario) -> list[tuple[str, list[str]]]:
@@ -190,19 +176,6 @@ def _commands(s: Scenario) -> list[tuple[str, list[str]]]:
     ]
 
 
-def kafka_tool(broker: str, *args: str, cwd: Path) -> Ran:
-    host, port = broker.rsplit(":", 1)
-    return tool(cast("Any", At(host, int(port))), MAIN, *args, cwd=cwd)
-
-
-def kcsim_tool(broker: str, *args: str, cwd: Path) -> Ran:
-    proc = subprocess.run(
-        [sys.executable, "-m", "kcsim", "share-groups", "--bootstrap-server", broker, *args],
-        capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False,
-        stdin=subprocess.DEVNULL, cwd=cwd)
-    return Ran(proc.returncode, normalise(proc.stdout, broker), normalise(proc.stderr, broker))
-
-
 def _mine(name: str, ran: Ran, s: Scenario) -> Ran:
     """Listings without other tests' groups (the brokers are shared across the session),
     their rows sorted (Kafka's tool lists in the broker's hash order); epochs masked
@@ -218,29 +191,5 @@ def _mine(name: str, ran: Ran, s: Scenario) -> Ran:
     return Ran(ran.code, out, err)
 
 
-def _run_all(run: Callable[..., Ran], s: Scenario, tmp: Path) -> dict[str, Ran]:
-    return {name: _mine(name, run(s.bootstrap, *args, cwd=tmp), s) for name, args in _commands(s)}
-
-
-def test_kafka_tool_output_is_the_same_against_kcsim(scenarios: Any, tmp_path: Path) -> None:
-    ours, theirs = scenarios
-    on_kcsim = _run_all(kafka_tool, ours, tmp_path)
-    on_kafka = _run_all(kafka_tool, theirs, tmp_path)
-    found = [f"--- {name} (kcsim)\n{_text(ran)}\n--- {name} (Kafka)\n{_text(on_kafka[name])}"
-             for name, ran in on_kcsim.items() if _text(ran) != _text(on_kafka[name])]
-    assert not found, "\n\n".join(found)
-
-
-def test_kcsim_tool_prints_kafka_tools_tables(scenarios: Any, tmp_path: Path) -> None:
-    ours, theirs = scenarios
-    from_kcsim = _run_all(kcsim_tool, ours, tmp_path)
-    from_kafka = _run_all(kafka_tool, theirs, tmp_path)
-    found = []
-    for name, mine in from_kcsim.items():
-        other = from_kafka[name]
-        same = (_tables(mine) == _tables(other) if name in KCSIM_DIAGNOSTICS
-                else _text(mine) == _text(other))
-        if not same:
-            found.append(f"--- {name} (kcsim share-groups)\n{_text(mine)}\n"
-                         f"--- {name} (Kafka's tool)\n{_text(other)}")
-    assert not found, "\n\n".join(found)
+test_kafka_tool_output_is_the_same_against_kcsim, test_kcsim_tool_prints_kafka_tools_tables = (
+    tool_tests(MAIN, "share-groups", KCSIM_DIAGNOSTICS, _commands, _mine))
