@@ -7,8 +7,11 @@ request reached is its listener's (`RequestContext.listener.node`).
 
 - A request naming a group (the group APIs, TxnOffsetCommit) or a transactional id
   (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, DescribeTransactions, a transactional
-  InitProducerId) at a node that does not coordinate it is answered NOT_COORDINATOR as a
-  whole, and COORDINATOR_LOAD_IN_PROGRESS while its new coordinator loads.
+  InitProducerId) at a node that does not coordinate it is answered NOT_COORDINATOR, and
+  COORDINATOR_LOAD_IN_PROGRESS while its new coordinator loads: as a whole, or, by an
+  API answering each group on its own (DescribeGroups, DeleteGroups, OffsetFetch v8+,
+  ConsumerGroupDescribe, StreamsGroupDescribe), for those groups only, the others
+  served here.
 - Produce, Fetch and ListOffsets serve the partitions led here; every other partition
   is answered NOT_LEADER_OR_FOLLOWER, with its leader (CurrentLeader) and the leaders'
   addresses (NodeEndpoints) in the versions that carry them (KIP-951). A Fetch with such
@@ -24,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
+from kcsim.coordinator.failures import answered_per_group, merge_groups, split_groups
 from kcsim.protocol.error_answers import error_answer
 from kcsim.protocol.errors import ErrorCode
 from kcsim.protocol.messages.fetch import FetchResponse
@@ -95,14 +99,36 @@ def _coordinated(fn: Handler, keys_of: Callable[[Any], tuple[str, ...]],
     def guarded(state: BrokerState, ctx: RequestContext, request: Any) -> Any:
         topology = _topology(state)
         node = ctx.listener.node
+        errors: dict[str, ErrorCode] = {}
         for key in keys_of(request):
-            error = (ErrorCode.NOT_COORDINATOR if topology.coordinator(key, key_type) != node
-                     else ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
-                     if topology.loading(key, key_type, state.now_ms) else None)
-            if error is not None:
-                return error_answer(ctx.api_key, ctx.api_version, request, int(error))
-        return fn(state, ctx, request)
+            if topology.coordinator(key, key_type) != node:
+                errors[key] = ErrorCode.NOT_COORDINATOR
+            elif topology.loading(key, key_type, state.now_ms):
+                errors[key] = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        if not errors:
+            return fn(state, ctx, request)
+        api_key, version = ctx.api_key, ctx.api_version
+        if key_type != GROUP_KEY or not answered_per_group(api_key, version):
+            return error_answer(api_key, version, request, int(next(iter(errors.values()))))
+        return _per_group(fn, state, ctx, request, errors)
     return guarded
+
+
+def _per_group(fn: Handler, state: BrokerState, ctx: RequestContext, request: Any,
+               errors: dict[str, ErrorCode]) -> Any:
+    """A request naming several groups, some coordinated elsewhere or loading: each of
+    those answered with its error, the rest served here, as Kafka answers per group."""
+    api_key, version = ctx.api_key, ctx.api_version
+    here, rest = split_groups(api_key, version, request, errors)
+    answers = []
+    for error in dict.fromkeys(errors.values()):
+        _, these = split_groups(api_key, version, rest,
+                                [g for g, e in errors.items() if e == error])
+        answers.append(error_answer(api_key, version, these, int(error)))
+    if here is None:
+        return merge_groups(api_key, version, request, *answers)
+    return finished(fn(state, ctx, here),
+                    lambda served: merge_groups(api_key, version, request, served, *answers))
 
 
 def _listed_here(fn: Handler, key: int) -> Handler:
