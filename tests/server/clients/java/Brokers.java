@@ -35,11 +35,13 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * Scenarios against a kcsim playing several brokers; each prints what it saw, one fact a line.
  *
  *   leaders BOOTSTRAP TOPIC PARTITIONS
- *     creates TOPIC, then "nodes <ids>" (DescribeCluster) and "leader <p> <node>" a partition.
+ *     creates TOPIC, then "nodes <ids>" (DescribeCluster), "leader <p> <node>" a partition
+ *     and "done".
  *   steps BOOTSTRAP TOPIC PARTITIONS GROUP MEMBERS BATCH
  *     MEMBERS consumers of GROUP (classic, auto commit) consume TOPIC while batches of BATCH
  *     records are produced, batch after batch: once each batch is consumed,
- *     "batch <n> members <how many consumed in it>", then a line from stdin says "next"
+ *     "batch <n> members <how many consumed in it (the first: whoever did)>", then a line
+ *     from stdin says "next"
  *     or "end". At the end the members close (committing) and each record consumed is
  *     "record <partition> <offset> <value>" (twice if consumed twice), then
  *     "coordinator <node>" (DescribeConsumerGroups) and "done".
@@ -100,6 +102,7 @@ public final class Brokers {
                 System.out.println("leader " + info.partition() + " " + info.leader().id());
             }
         }
+        System.out.println("done");
     }
 
     static KafkaProducer<String, String> producer(String bootstrap, String txnId) {
@@ -179,7 +182,7 @@ public final class Brokers {
                         seen.addAll(m.values);
                         consuming += m.lastBatch == n ? 1 : 0;
                     }
-                    if (seen.size() == (n + 1) * batch && consuming == members) {
+                    if (seen.size() == (n + 1) * batch && (consuming == members || n == 0)) {
                         break;
                     }
                     Thread.sleep(20);
