@@ -10,8 +10,8 @@ request reached is its listener's (`RequestContext.listener.node`).
   InitProducerId) at a node that does not coordinate it is answered NOT_COORDINATOR, and
   COORDINATOR_LOAD_IN_PROGRESS while its new coordinator loads: as a whole, or, by an
   API answering each group on its own (DescribeGroups, DeleteGroups, OffsetFetch v8+,
-  ConsumerGroupDescribe, StreamsGroupDescribe), for those groups only, the others
-  served here.
+  ConsumerGroupDescribe, StreamsGroupDescribe) or DescribeTransactions, for those
+  groups or ids only, the others served here.
 - Produce, Fetch and ListOffsets serve the partitions led here; every other partition
   is answered NOT_LEADER_OR_FOLLOWER, with its leader (CurrentLeader) and the leaders'
   addresses (NodeEndpoints) in the versions that carry them (KIP-951). A Fetch with such
@@ -108,10 +108,36 @@ def _coordinated(fn: Handler, keys_of: Callable[[Any], tuple[str, ...]],
         if not errors:
             return fn(state, ctx, request)
         api_key, version = ctx.api_key, ctx.api_version
+        if api_key == DESCRIBE_TRANSACTIONS:
+            return _per_transactional_id(fn, state, ctx, request, errors)
         if key_type != GROUP_KEY or not answered_per_group(api_key, version):
             return error_answer(api_key, version, request, int(next(iter(errors.values()))))
         return _per_group(fn, state, ctx, request, errors)
     return guarded
+
+
+def _per_transactional_id(fn: Handler, state: BrokerState, ctx: RequestContext, request: Any,
+                          errors: dict[str, ErrorCode]) -> Any:
+    """DescribeTransactions naming ids coordinated elsewhere or loading: each of those
+    answered with its error, the rest served here, in the request's order."""
+    api_key, version = ctx.api_key, ctx.api_version
+    ids = list(request.transactional_ids)
+    blank: Any = error_answer(api_key, version, request, 0)
+    answered = {t.transactional_id: t for t in blank.transaction_states
+                if t.transactional_id in errors}
+    for t in answered.values():
+        t.error_code = int(errors[t.transactional_id])
+    here = [i for i in ids if i not in errors]
+
+    def merged(served: Any) -> Any:
+        by_id = {t.transactional_id: t for t in served.transaction_states}
+        served.transaction_states = [answered.get(i) or by_id[i] for i in ids]
+        return served
+
+    if not here:
+        return merged(blank)
+    return finished(fn(state, ctx, msgspec.structs.replace(request, transactional_ids=here)),
+                    merged)
 
 
 def _per_group(fn: Handler, state: BrokerState, ctx: RequestContext, request: Any,
