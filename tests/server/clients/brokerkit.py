@@ -5,6 +5,7 @@ step is done and waits for a line, and the test stages the change between steps.
 from __future__ import annotations
 
 import subprocess
+from collections import Counter
 from typing import TYPE_CHECKING
 
 import pytest
@@ -102,4 +103,23 @@ def step_through(kcsim: EmbeddedServer, start: Callable[..., Driver], topic: str
     missing = {f"{n}-{i}" for n in range(4) for i in range(60)} - {v for _, _, v in records(lines)}
     assert not missing, ([line for line in lines if line.startswith("batch")], sorted(missing))
     assert kcsim.committed(group) == {(topic, p): 240 // partitions for p in range(partitions)}
+    return lines
+
+
+def through_a_coordinator_move(kcsim: EmbeddedServer, start: Callable[..., Driver], topic: str,
+                               group: str) -> list[str]:
+    """Three members consuming while the group's coordinator moves from node 1 to node 3
+    (loading for 300 ms): every record consumed, the offsets committed, and what was
+    consumed twice only the tail not yet committed at the move (at least once)."""
+    assert kcsim.nodes.coordinator(group) == 1
+    at_move: dict[tuple[str, int], int] = {}
+
+    def move() -> None:
+        kcsim.nodes.move_coordinator(group, 3, load_ms=300)
+        at_move.update(kcsim.committed(group))
+        kcsim.wait_for_request(group=group, error="NOT_COORDINATOR", timeout=30)
+
+    lines = step_through(kcsim, start, topic, group, move)
+    twice = [(p, o) for (p, o, _), n in Counter(records(lines)).items() if n > 1]
+    assert all(o >= at_move.get((topic, p), 0) for p, o in twice), (twice, at_move)
     return lines

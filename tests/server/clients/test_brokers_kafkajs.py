@@ -9,20 +9,12 @@ test_brokers_java.py) cover it."""
 from __future__ import annotations
 
 import os
-from collections import Counter
 from typing import TYPE_CHECKING
 
 import pytest
 
-from . import nodeclient
-from .brokerkit import (  # noqa: F401 (drivers: a fixture)
-    Driver,
-    drivers,
-    group_coordinated_by,
-    leaders,
-    records,
-    step_through,
-)
+from . import brokerkit, nodeclient
+from .brokerkit import Driver, group_coordinated_by, leaders
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -32,10 +24,11 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.timeout(240), pytest.mark.kcsim(brokers=3)]
 
 NODES = {1, 2, 3}
+drivers = brokerkit.drivers  # the fixture
 
 
 @pytest.fixture
-def js(drivers: list[Driver]) -> Callable[..., Driver]:  # noqa: F811
+def js(drivers: list[Driver]) -> Callable[..., Driver]:
     """Start node/brokers.js scenarios, one node process each."""
     def start(*args: str) -> Driver:
         env = {**os.environ, "NODE_PATH": str(nodeclient.modules())}
@@ -56,7 +49,7 @@ def test_kafkajs_commits_through_a_coordinator_leading_none_of_its_partitions(
         kcsim: EmbeddedServer, js: Callable[..., Driver]) -> None:
     (apart,) = NODES - {kcsim.nodes.leader("kjapart", p) for p in range(2)}
     group = group_coordinated_by(kcsim, apart, "kj")
-    step_through(kcsim, js, "kjapart", group, lambda: None, members=1, partitions=2)
+    brokerkit.step_through(kcsim, js, "kjapart", group, lambda: None, members=1, partitions=2)
     commits = kcsim.requests("OffsetCommit", group=group)
     assert commits and not any(r.errors for r in commits)
 
@@ -64,13 +57,4 @@ def test_kafkajs_commits_through_a_coordinator_leading_none_of_its_partitions(
 def test_kafkajs_members_refind_a_moved_coordinator(
         kcsim: EmbeddedServer, js: Callable[..., Driver]) -> None:
     group = group_coordinated_by(kcsim, 1, "kj")
-    at_move: dict[tuple[str, int], int] = {}
-
-    def move() -> None:
-        kcsim.nodes.move_coordinator(group, 3, load_ms=300)
-        at_move.update(kcsim.committed(group))
-        kcsim.wait_for_request(group=group, error="NOT_COORDINATOR", timeout=30)
-
-    lines = step_through(kcsim, js, "kjmoving", group, move)
-    twice = [(p, o) for (p, o, _), n in Counter(records(lines)).items() if n > 1]
-    assert all(o >= at_move.get(("kjmoving", p), 0) for p, o in twice), (twice, at_move)
+    brokerkit.through_a_coordinator_move(kcsim, js, "kjmoving", group)
