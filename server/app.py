@@ -149,6 +149,9 @@ async def run_until_signal(config: Config) -> int:
                 metrics_url = await _start_metrics(nursery, server, config)
             if config.control_port is not None and server.exit_code == 0:
                 control_url = await _start_control(nursery, server, config)
+            if control_url is not None or metrics_url is not None:
+                # The HTTP servers' modules are loaded now: keep them off the collector too.
+                gc.freeze()
             if server.exit_code == 0:
                 print(ready_line(config, server, control_url, metrics_url), flush=True)
 

@@ -366,7 +366,8 @@ def _describe_groups_after(asker: Asker, request: Any, response: Any, version: i
 
 
 def _described_groups_after(api_key: int) -> After:
-    """ConsumerGroupDescribe and StreamsGroupDescribe: each group not described refused."""
+    """ConsumerGroupDescribe, ShareGroupDescribe and StreamsGroupDescribe: each group not
+    described refused."""
     def after(asker: Asker, request: Any, response: Any, version: int,
               state: BrokerState) -> Any:
         groups = []
@@ -380,6 +381,21 @@ def _described_groups_after(api_key: int) -> After:
         response.groups = groups
         return response
     return after
+
+
+def _share_offsets_after(asker: Asker, request: Any, response: Any, version: int,
+                         state: BrokerState) -> Any:
+    """DescribeShareGroupOffsets: a group not described refused, and the partitions of a
+    topic not described."""
+    for group in response.groups:
+        if not asker.may(DESCRIBE, GROUP, group.group_id):
+            group.topics, group.error_code, group.error_message = [], GROUP_DENIED, None
+            continue
+        for topic in group.topics:
+            if not asker.may(DESCRIBE, TOPIC, topic.topic_name):
+                for p in topic.partitions:
+                    p.start_offset, p.lag, p.error_code, p.error_message = -1, -1, TOPIC_DENIED, None
+    return response
 
 
 def _list_groups_after(asker: Asker, request: Any, response: Any, version: int,
@@ -531,18 +547,23 @@ def _write_txn_markers(authorizer: Authorizer, ctx: RequestContext, request: Any
     return Refused(_error(27, ctx.api_version, request, CLUSTER_DENIED))
 
 
-def _consumer_group_heartbeat(authorizer: Authorizer, ctx: RequestContext, request: Any,
-                              state: BrokerState) -> Refused | None:
-    asker = Asker(authorizer, ctx.principal, ctx.client_host)
-    if not asker.may(READ, GROUP, request.group_id):
-        return Refused(_error(68, ctx.api_version, request, GROUP_DENIED))
-    denied = sorted(t for t in request.subscribed_topic_names or ()
-                    if not asker.may(DESCRIBE, TOPIC, t))
-    if denied:
-        response = _error(68, ctx.api_version, request, TOPIC_DENIED)
-        response.error_message = "The following topics are not authorized: " + ", ".join(denied)
-        return Refused(response)
-    return None
+def _group_heartbeat(api_key: int) -> Check:
+    """ConsumerGroupHeartbeat and ShareGroupHeartbeat: READ on the group, DESCRIBE on each
+    subscribed topic."""
+    def check(authorizer: Authorizer, ctx: RequestContext, request: Any,
+              state: BrokerState) -> Refused | None:
+        asker = Asker(authorizer, ctx.principal, ctx.client_host)
+        if not asker.may(READ, GROUP, request.group_id):
+            return Refused(_error(api_key, ctx.api_version, request, GROUP_DENIED))
+        denied = sorted(t for t in request.subscribed_topic_names or ()
+                        if not asker.may(DESCRIBE, TOPIC, t))
+        if denied:
+            response = _error(api_key, ctx.api_version, request, TOPIC_DENIED)
+            response.error_message = ("The following topics are not authorized: "
+                                      + ", ".join(denied))
+            return Refused(response)
+        return None
+    return check
 
 
 def _metadata(authorizer: Authorizer, ctx: RequestContext, request: Any,
@@ -686,10 +707,17 @@ ACCESS: dict[int, Check] = {
     61: compiled(Access(after=_per_partition(READ, "topics"))),
     65: compiled(Access(after=_describe_transactions_after)),
     66: compiled(Access(after=_list_transactions_after)),
-    68: _consumer_group_heartbeat,
+    68: _group_heartbeat(68),
     69: compiled(Access(after=_described_groups_after(69))),
+    76: _group_heartbeat(76),
+    77: compiled(Access(after=_described_groups_after(77))),
+    78: _group(READ),
+    79: _group(READ),
     88: _group(READ),
     89: compiled(Access(after=_described_groups_after(89))),
+    90: compiled(Access(after=_share_offsets_after)),
+    91: _group(READ),
+    92: _group(DELETE),
     1000: _group(READ),
     1001: _group(READ),
     1002: _group(DESCRIBE),

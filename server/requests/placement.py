@@ -7,8 +7,11 @@ request reached is its listener's (`RequestContext.listener.node`).
 
 - A request naming a group (the group APIs, TxnOffsetCommit) or a transactional id
   (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, DescribeTransactions, a transactional
-  InitProducerId) at a node that does not coordinate it is answered NOT_COORDINATOR as a
-  whole, and COORDINATOR_LOAD_IN_PROGRESS while its new coordinator loads.
+  InitProducerId) at a node that does not coordinate it is answered NOT_COORDINATOR, and
+  COORDINATOR_LOAD_IN_PROGRESS while its new coordinator loads: as a whole, or, by an
+  API answering each group on its own (DescribeGroups, DeleteGroups, OffsetFetch v8+,
+  ConsumerGroupDescribe, StreamsGroupDescribe) or DescribeTransactions, for those
+  groups or ids only, the others served here.
 - Produce, Fetch, ListOffsets, ShareFetch and ShareAcknowledge serve the partitions led here; every other partition
   is answered NOT_LEADER_OR_FOLLOWER, with its leader (CurrentLeader) and the leaders'
   addresses (NodeEndpoints) in the versions that carry them (KIP-951). A Fetch with such
@@ -24,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
+from kcsim.coordinator.failures import answered_per_group, merge_groups, split_groups
 from kcsim.protocol.error_answers import error_answer
 from kcsim.protocol.errors import ErrorCode
 from kcsim.protocol.messages.fetch import FetchResponse
@@ -97,14 +101,62 @@ def _coordinated(fn: Handler, keys_of: Callable[[Any], tuple[str, ...]],
     def guarded(state: BrokerState, ctx: RequestContext, request: Any) -> Any:
         topology = _topology(state)
         node = ctx.listener.node
+        errors: dict[str, ErrorCode] = {}
         for key in keys_of(request):
-            error = (ErrorCode.NOT_COORDINATOR if topology.coordinator(key, key_type) != node
-                     else ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
-                     if topology.loading(key, key_type, state.now_ms) else None)
-            if error is not None:
-                return error_answer(ctx.api_key, ctx.api_version, request, int(error))
-        return fn(state, ctx, request)
+            if topology.coordinator(key, key_type) != node:
+                errors[key] = ErrorCode.NOT_COORDINATOR
+            elif topology.loading(key, key_type, state.now_ms):
+                errors[key] = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        if not errors:
+            return fn(state, ctx, request)
+        api_key, version = ctx.api_key, ctx.api_version
+        if api_key == DESCRIBE_TRANSACTIONS:
+            return _per_transactional_id(fn, state, ctx, request, errors)
+        if key_type != GROUP_KEY or not answered_per_group(api_key, version):
+            return error_answer(api_key, version, request, int(next(iter(errors.values()))))
+        return _per_group(fn, state, ctx, request, errors)
     return guarded
+
+
+def _per_transactional_id(fn: Handler, state: BrokerState, ctx: RequestContext, request: Any,
+                          errors: dict[str, ErrorCode]) -> Any:
+    """DescribeTransactions naming ids coordinated elsewhere or loading: each of those
+    answered with its error, the rest served here, in the request's order."""
+    api_key, version = ctx.api_key, ctx.api_version
+    ids = list(request.transactional_ids)
+    blank: Any = error_answer(api_key, version, request, 0)
+    answered = {t.transactional_id: t for t in blank.transaction_states
+                if t.transactional_id in errors}
+    for t in answered.values():
+        t.error_code = int(errors[t.transactional_id])
+    here = [i for i in ids if i not in errors]
+
+    def merged(served: Any) -> Any:
+        by_id = {t.transactional_id: t for t in served.transaction_states}
+        served.transaction_states = [answered.get(i) or by_id[i] for i in ids]
+        return served
+
+    if not here:
+        return merged(blank)
+    return finished(fn(state, ctx, msgspec.structs.replace(request, transactional_ids=here)),
+                    merged)
+
+
+def _per_group(fn: Handler, state: BrokerState, ctx: RequestContext, request: Any,
+               errors: dict[str, ErrorCode]) -> Any:
+    """A request naming several groups, some coordinated elsewhere or loading: each of
+    those answered with its error, the rest served here, as Kafka answers per group."""
+    api_key, version = ctx.api_key, ctx.api_version
+    here, rest = split_groups(api_key, version, request, errors)
+    answers = []
+    for error in dict.fromkeys(errors.values()):
+        _, these = split_groups(api_key, version, rest,
+                                [g for g, e in errors.items() if e == error])
+        answers.append(error_answer(api_key, version, these, int(error)))
+    if here is None:
+        return merge_groups(api_key, version, request, *answers)
+    return finished(fn(state, ctx, here),
+                    lambda served: merge_groups(api_key, version, request, served, *answers))
 
 
 def _listed_here(fn: Handler, key: int) -> Handler:

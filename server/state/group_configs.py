@@ -82,8 +82,11 @@ GROUP_DEFINITIONS: dict[str, ConfigDef] = {d.name: d for d in (
 # Kafka 4.4 defines these as internal: they can be set, but DescribeConfigs leaves them out.
 INTERNAL_GROUP_CONFIGS = frozenset({STREAMS_NUM_WARMUP_REPLICAS, STREAMS_ACCEPTABLE_RECOVERY_LAG,
                       STREAMS_TASK_OFFSET_INTERVAL_MS})
-# The broker config each is the group's default of.
-BROKER_SYNONYMS: dict[str, str] = {name: f"group.{name}" for name in GROUP_DEFINITIONS}
+# The broker config each is the group's default of: group.<name>, except the two share
+# configs Kafka 4.4 names after themselves (they have no broker config of their own).
+BROKER_SYNONYMS: dict[str, str] = {
+    name: name if name in (SHARE_AUTO_OFFSET_RESET, SHARE_ISOLATION_LEVEL) else f"group.{name}"
+    for name in GROUP_DEFINITIONS}
 
 
 def broker_values(config: GroupConfig) -> dict[str, int | str]:

@@ -183,4 +183,7 @@ def group_configs_listed(run: Run) -> None:
 def test_group_configs_kcsim_has_no_use_for_are_not_listed(
         differential: Callable[..., list[Any]]) -> None:
     seen = differential(group_configs_listed)
-    assert {d.path.split("[")[2].split("]")[0] for d in seen} >= {"share.session.timeout.ms"}
+    absent = {d.path.split("[")[2].split("]")[0] for d in seen}
+    assert absent >= {"share.assignment.interval.ms", "share.renew.acknowledge.enable"}
+    assert not absent & {"share.session.timeout.ms", "share.record.lock.duration.ms",
+                         "share.auto.offset.reset", "share.isolation.level"}

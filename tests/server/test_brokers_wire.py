@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.kcsim(brokers=3, default_partitions=6)
 
-FETCH, METADATA, FIND_COORDINATOR, HEARTBEAT, INIT_PRODUCER_ID = 1, 3, 10, 12, 22
+FETCH, METADATA, OFFSET_FETCH, FIND_COORDINATOR, HEARTBEAT = 1, 3, 9, 10, 12
+DESCRIBE_GROUPS, INIT_PRODUCER_ID, DELETE_GROUPS, DESCRIBE_TRANSACTIONS = 15, 22, 42, 65
 
 
 def call(port: int, api_key: int, version: int, **fields: Any) -> Any:
@@ -115,6 +116,36 @@ def test_group_requests_at_another_node_are_not_coordinator(kcsim: EmbeddedServe
     assert heartbeat(3) == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
     kcsim.clock.advance(1000)
     assert heartbeat(3) == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def test_a_request_naming_several_groups_is_answered_per_group(kcsim: EmbeddedServer) -> None:
+    by_node = ports(kcsim)
+    here, away, loading = group_of(kcsim, 1), group_of(kcsim, 2), group_of(kcsim, 3)
+    kcsim.clock.freeze()
+    kcsim.nodes.move_coordinator(loading, 1, load_ms=1000)
+    named = [away, here, loading]
+    described = call(by_node[1], DESCRIBE_GROUPS, 5, groups=named)
+    assert [(g.group_id, g.error_code, g.group_state) for g in described.groups] == [
+        (away, ErrorCode.NOT_COORDINATOR, ""), (here, 0, "Dead"),
+        (loading, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, "")]
+    OF = request_class(OFFSET_FETCH)
+    fetched = call(by_node[1], OFFSET_FETCH, 8, groups=[
+        OF.OffsetFetchRequestGroup(group_id=g, topics=None) for g in named])
+    assert [(g.group_id, g.error_code) for g in fetched.groups] == [
+        (away, ErrorCode.NOT_COORDINATOR), (here, 0),
+        (loading, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)]
+    deleted = call(by_node[2], DELETE_GROUPS, 2, groups_names=[here, away])
+    assert [(g.group_id, g.error_code) for g in deleted.results] == [
+        (here, ErrorCode.NOT_COORDINATOR), (away, ErrorCode.GROUP_ID_NOT_FOUND)]
+
+
+def test_describe_transactions_is_answered_per_transactional_id(kcsim: EmbeddedServer) -> None:
+    by_node = ports(kcsim)
+    here, away = (next(t for t in (f"dt{i}" for i in range(500))
+                       if kcsim.nodes.coordinator(t, transactional=True) == n) for n in (1, 2))
+    answer = call(by_node[1], DESCRIBE_TRANSACTIONS, 0, transactional_ids=[away, here])
+    assert [(t.transactional_id, t.error_code) for t in answer.transaction_states] == [
+        (away, ErrorCode.NOT_COORDINATOR), (here, ErrorCode.TRANSACTIONAL_ID_NOT_FOUND)]
 
 
 def test_transactional_requests_at_another_node_are_not_coordinator(

@@ -83,7 +83,13 @@ class Members:
                         self.seen.append(int(message.value()))
                         self.by_member.setdefault(member, set()).add(message.partition())
         finally:
-            consumer.close()  # commits what was consumed
+            # What was consumed, committed by name: librdkafka may resend an older commit
+            # after a newer one when it re-finds a coordinator, and at close it skips the
+            # offsets it believes committed.
+            positions = [tp for tp in consumer.position(consumer.assignment()) if tp.offset >= 0]
+            if positions:
+                consumer.commit(offsets=positions, asynchronous=False)
+            consumer.close()
 
     def consuming(self) -> int:
         """How many members consumed a message since `settle` was called."""
