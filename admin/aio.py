@@ -28,6 +28,8 @@ if TYPE_CHECKING:
         ListOffsetsResultInfo,
         OffsetAndMetadata,
         Outcomes,
+        ShareGroupDescription,
+        SharePartitionOffset,
         StreamsGroupDescription,
         TopicDescription,
         TopicPartition,
@@ -103,6 +105,26 @@ class TrioAdminClient:
         self, group_ids: str | Iterable[str], timeout: float | None = None
     ) -> Outcomes[str, StreamsGroupDescription]:
         return await self._run(requests.describe_streams_groups, timeout, group_ids)
+
+    async def describe_share_groups(
+        self, group_ids: str | Iterable[str], timeout: float | None = None
+    ) -> Outcomes[str, ShareGroupDescription]:
+        return await self._run(requests.describe_share_groups, timeout, group_ids)
+
+    async def list_share_group_offsets(
+        self, groups: requests.GroupsWanted, timeout: float | None = None
+    ) -> Outcomes[str, dict[TopicPartition, SharePartitionOffset]]:
+        return await self._run(requests.list_share_group_offsets, timeout, groups)
+
+    async def alter_share_group_offsets(
+        self, group_id: str, offsets: Mapping[TopicPartition, int], timeout: float | None = None,
+    ) -> Outcomes[TopicPartition, None]:
+        return await self._run(requests.alter_share_group_offsets, timeout, group_id, offsets)
+
+    async def delete_share_group_offsets(
+        self, group_id: str, topics: str | Iterable[str], timeout: float | None = None
+    ) -> Outcomes[str, None]:
+        return await self._run(requests.delete_share_group_offsets, timeout, group_id, topics)
 
     async def list_group_offsets(
         self, groups: requests.GroupsWanted, *, require_stable: bool = False,

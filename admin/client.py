@@ -33,6 +33,8 @@ if TYPE_CHECKING:
         ListOffsetsResultInfo,
         OffsetAndMetadata,
         Outcomes,
+        ShareGroupDescription,
+        SharePartitionOffset,
         StreamsGroupDescription,
         TopicDescription,
         TopicPartition,
@@ -126,6 +128,34 @@ class AdminClient:
         other calls serve streams groups as they are: list_groups(types=["streams"]),
         delete_groups, the offset calls and the KIP-1249 pause calls."""
         return self._run(requests.describe_streams_groups, timeout, group_ids)
+
+    def describe_share_groups(
+        self, group_ids: str | Iterable[str], timeout: float | None = None
+    ) -> Outcomes[str, ShareGroupDescription]:
+        """Share groups (KIP-932): state, epochs, members and the partitions each is
+        assigned (members may share one); GROUP_ID_NOT_FOUND for a missing group or one
+        of another kind. list_groups(types=["share"]) lists them, delete_groups deletes."""
+        return self._run(requests.describe_share_groups, timeout, group_ids)
+
+    def list_share_group_offsets(
+        self, groups: requests.GroupsWanted, timeout: float | None = None
+    ) -> Outcomes[str, dict[TopicPartition, SharePartitionOffset]]:
+        """Share groups' start offsets and lag: one group, many, or {group: partitions
+        or None}; a partition no member fetched yet has start offset -1."""
+        return self._run(requests.list_share_group_offsets, timeout, groups)
+
+    def alter_share_group_offsets(
+        self, group_id: str, offsets: Mapping[TopicPartition, int], timeout: float | None = None,
+    ) -> Outcomes[TopicPartition, None]:
+        """Move an empty share group's start offsets (NON_EMPTY_GROUP while members remain):
+        every record from the new start offset on is delivered afresh."""
+        return self._run(requests.alter_share_group_offsets, timeout, group_id, offsets)
+
+    def delete_share_group_offsets(
+        self, group_id: str, topics: str | Iterable[str], timeout: float | None = None
+    ) -> Outcomes[str, None]:
+        """Forget an empty share group's state of these topics."""
+        return self._run(requests.delete_share_group_offsets, timeout, group_id, topics)
 
     # -- offsets ------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from . import group_ops, offset_ops, pause_ops, streams_ops, topic_ops
+from . import group_ops, offset_ops, pause_ops, share_ops, streams_ops, topic_ops
 from .results import (
     ClusterInfo,
     GroupDescription,
@@ -17,6 +17,8 @@ from .results import (
     ListOffsetsResultInfo,
     OffsetAndMetadata,
     Outcomes,
+    ShareGroupDescription,
+    SharePartitionOffset,
     StreamsGroupDescription,
     TopicDescription,
     TopicPartition,
@@ -57,16 +59,44 @@ def describe_streams_groups(
     return streams_ops.describe_streams_groups(call, [groups] if isinstance(groups, str) else groups)
 
 
+def describe_share_groups(
+    call: Call, groups: str | Iterable[str]
+) -> Step[Outcomes[str, ShareGroupDescription]]:
+    return share_ops.describe_share_groups(call, [groups] if isinstance(groups, str) else groups)
+
+
+def list_share_group_offsets(
+    call: Call, groups: GroupsWanted
+) -> Step[Outcomes[str, dict[TopicPartition, SharePartitionOffset]]]:
+    return share_ops.list_share_group_offsets(call, _wanted(groups))
+
+
+def alter_share_group_offsets(
+    call: Call, group: str, offsets: Mapping[TopicPartition, int]
+) -> Step[Outcomes[TopicPartition, None]]:
+    return share_ops.alter_share_group_offsets(call, group, offsets)
+
+
+def delete_share_group_offsets(
+    call: Call, group: str, topics: str | Iterable[str]
+) -> Step[Outcomes[str, None]]:
+    return share_ops.delete_share_group_offsets(
+        call, group, [topics] if isinstance(topics, str) else topics)
+
+
+def _wanted(groups: GroupsWanted) -> dict[str, list[TopicPartition] | None]:
+    """One group, many, or {group: partitions or None (every partition)}."""
+    if isinstance(groups, str):
+        return {groups: None}
+    if isinstance(groups, Mapping):
+        return {g: None if ps is None else list(ps) for g, ps in groups.items()}
+    return dict.fromkeys(groups)
+
+
 def list_group_offsets(
     call: Call, groups: GroupsWanted, require_stable: bool
 ) -> Step[Outcomes[str, dict[TopicPartition, OffsetAndMetadata]]]:
-    if isinstance(groups, str):
-        wanted: dict[str, list[TopicPartition] | None] = {groups: None}
-    elif isinstance(groups, Mapping):
-        wanted = {g: None if ps is None else list(ps) for g, ps in groups.items()}
-    else:
-        wanted = dict.fromkeys(groups)
-    return offset_ops.list_group_offsets(call, wanted, require_stable)
+    return offset_ops.list_group_offsets(call, _wanted(groups), require_stable)
 
 
 def pending_transactional_offsets(

@@ -74,6 +74,40 @@ class GroupDescription:
 
 
 @dataclass(frozen=True)
+class ShareMemberDescription:
+    member_id: str
+    member_epoch: int
+    client_id: str
+    host: str
+    rack_id: str | None = None
+    subscribed_topics: tuple[str, ...] = ()
+    assignment: tuple[TopicPartition, ...] = ()
+
+
+@dataclass(frozen=True)
+class ShareGroupDescription:
+    """A share group (KIP-932): members may share partitions."""
+
+    group_id: str
+    state: str  # Empty, Stable or Dead
+    group_epoch: int
+    target_assignment_epoch: int
+    coordinator: Node
+    assignor: str = "simple"
+    members: tuple[ShareMemberDescription, ...] = ()
+
+
+@dataclass(frozen=True)
+class SharePartitionOffset:
+    """A share partition's start offset (-1: no member fetched it yet) and lag (-1: the
+    broker does not say: DescribeShareGroupOffsets v0, or no start offset)."""
+
+    start_offset: int
+    leader_epoch: int | None = None
+    lag: int = -1
+
+
+@dataclass(frozen=True)
 class TaskIds:
     """Tasks of one subtopology: its id and the partitions (task numbers) held."""
 

@@ -48,6 +48,7 @@ from .groups.responses import join_error, sync_response
 from .offsets import OffsetHandlers
 from .pause.handlers import PauseHandlers
 from .share.membership import ShareMembership
+from .share.offsets import ShareOffsetHandlers
 from .share.partitions import SharePartitions
 from .shared.ids import random_uuid
 from .shared.interface import (
@@ -114,6 +115,9 @@ SUPPORTED_VERSIONS: dict[int, tuple[int, int]] = {
     88: (0, 1),  # StreamsGroupHeartbeat
     76: (1, 1),  # ShareGroupHeartbeat
     77: (1, 1),  # ShareGroupDescribe
+    90: (0, 1),  # DescribeShareGroupOffsets
+    91: (0, 0),  # AlterShareGroupOffsets
+    92: (0, 0),  # DeleteShareGroupOffsets
     89: (0, 1),  # StreamsGroupDescribe
     1000: (0, 0),  # PausePartitions (KIP-1249, kcsim extension key)
     1001: (0, 0),  # ResumePartitions
@@ -150,6 +154,7 @@ class GroupCoordinator:
         self._txn_offsets = TxnOffsetHandlers(rt)
         self._txn_offsets.register()
         admin = AdminHandlers(rt, self._share)
+        share_offsets = ShareOffsetHandlers(rt, self.shares)
         heartbeat = HeartbeatHandler(rt, self._consumer)
         describe = DescribeHandler(rt)
         self._handlers: dict[int, Handler] = {
@@ -168,6 +173,9 @@ class GroupCoordinator:
             69: by_api_key(describe.describe),
             76: by_api_key(self._share.heartbeat),
             77: by_api_key(self._share.describe),
+            90: by_api_key(share_offsets.describe),
+            91: by_api_key(share_offsets.alter),
+            92: by_api_key(share_offsets.delete),
             88: by_api_key(StreamsHeartbeatHandler(rt, self._streams).heartbeat),
             89: by_api_key(StreamsDescribeHandler(rt, self._streams).describe),
             1000: by_api_key(self._pauses.pause),

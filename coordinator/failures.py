@@ -25,7 +25,7 @@ _Request = TypeVar("_Request", bound=msgspec.Struct)
 # API key -> (the request's field of groups, the response's field of per-group entries)
 _MANY_GROUPS = {15: ("groups", "groups"), 42: ("groups_names", "results"),
                 69: ("group_ids", "groups"), 77: ("group_ids", "groups"),
-                89: ("group_ids", "groups")}
+                89: ("group_ids", "groups"), 90: ("groups", "groups")}
 
 
 def _many(api_key: int, version: int) -> tuple[str, str] | None:

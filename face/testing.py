@@ -7,6 +7,8 @@
   loading or unavailable), ``.requests(...)`` (the request log), ``.group(...)``,
   ``.groups()``, ``.paused(...)``, ``.committed(...)`` and ``.lag(...)`` (state views; a
   streams group's members show their active, standby and warm-up tasks),
+  ``.share_partition(...)`` (a share group's in-flight records: state, delivery count,
+  holder, lock deadline),
   ``.events(...)`` (the group event log: ``GroupEventValue``s, each with its cause),
   ``run_log_maintenance()`` (topics' retention and log cleaner, now), ``.nodes``
   (with ``brokers=N``: stop and start a node, move a partition's leader or a
@@ -34,7 +36,14 @@ from typing import TYPE_CHECKING, Any
 from kcsim.coordinator.records import GroupEventValue
 from kcsim.server.control.faults import FaultRule, FaultStatus
 from kcsim.server.control.request_log import RequestRecord
-from kcsim.server.control.views import GroupView, LagView, MemberView, TasksView
+from kcsim.server.control.views import (
+    GroupView,
+    InFlightRecord,
+    LagView,
+    MemberView,
+    SharePartitionView,
+    TasksView,
+)
 from kcsim.server.control.waits import WaitTimeout
 from kcsim.server.embedded import EmbeddedServer
 from kcsim.server.in_trio import TrioKcsim, open_trio_kcsim
@@ -56,9 +65,11 @@ __all__ = [
     "FaultStatus",
     "GroupEventValue",
     "GroupView",
+    "InFlightRecord",
     "LagView",
     "MemberView",
     "RequestRecord",
+    "SharePartitionView",
     "TasksView",
     "TrioKcsim",
     "WaitTimeout",

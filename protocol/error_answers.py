@@ -70,6 +70,11 @@ from .messages.share_group import (
     ShareGroupDescribeResponse,
     ShareGroupHeartbeatResponse,
 )
+from .messages.share_group_offsets import (
+    AlterShareGroupOffsetsResponse,
+    DeleteShareGroupOffsetsResponse,
+    DescribeShareGroupOffsetsResponse,
+)
 from .messages.streams_group import (
     StreamsGroupDescribeResponse,
     StreamsGroupHeartbeatResponse,
@@ -113,6 +118,7 @@ if TYPE_CHECKING:
     from .messages.offset_for_leader_epoch import OffsetForLeaderEpochRequest
     from .messages.produce import ProduceRequest
     from .messages.share_group import ShareGroupDescribeRequest
+    from .messages.share_group_offsets import DescribeShareGroupOffsetsRequest
     from .messages.streams_group import StreamsGroupDescribeRequest
     from .messages.topics_admin import (
         CreatePartitionsRequest,
@@ -395,6 +401,15 @@ def _consumer_group_describe(
                      for g in request.group_ids])
 
 
+def _describe_share_group_offsets(
+    version: int, request: DescribeShareGroupOffsetsRequest, error: int
+) -> DescribeShareGroupOffsetsResponse:
+    R = DescribeShareGroupOffsetsResponse
+    return R(groups=[R.DescribeShareGroupOffsetsResponseGroup(group_id=g.group_id, topics=[],
+                                                              error_code=error)
+                     for g in request.groups])
+
+
 def _streams_group_describe(
     version: int, request: StreamsGroupDescribeRequest, error: int
 ) -> StreamsGroupDescribeResponse:
@@ -563,6 +578,9 @@ ERROR_ANSWERS: dict[int, Builder] = {
     79: _top_level(ShareAcknowledgeResponse),
     88: _top_level(StreamsGroupHeartbeatResponse),
     89: _entry(_streams_group_describe),
+    90: _entry(_describe_share_group_offsets),
+    91: _top_level(AlterShareGroupOffsetsResponse),
+    92: _top_level(DeleteShareGroupOffsetsResponse),
     1000: _entry(_pause),
     1001: _entry(_resume),
     1002: _entry(_list_paused),

@@ -83,12 +83,13 @@ def parser(tools: bool = True) -> argparse.ArgumentParser:
     _serve_parser(sub)
     _health_parser(sub)
     if tools:
-        from kcsim.tools import consumer_groups, control, streams_groups
+        from kcsim.tools import consumer_groups, control, share_groups, streams_groups
 
         from . import events_command
 
         consumer_groups.register(sub)
         streams_groups.register(sub)
+        share_groups.register(sub)
         control.register(sub)
         events_command.register(sub)
         for command in entry_points(group="kcsim.commands"):

@@ -37,6 +37,7 @@ from kcsim.storage.records import Record
 
 from ..shared import emit
 from ..shared.describing import describe_each, not_found_message
+from ..shared.interface import kafka_client_host
 from ..shared.timers import share_session_key
 from .assignor import simple_assign
 from .model import ShareGroup, ShareGroups, ShareMember, member_records, target_records
@@ -138,7 +139,7 @@ class ShareMembership:
             member_id,
             rack_id=request.rack_id if request.rack_id is not None else old.rack_id,
             client_id=ctx.client_id,
-            client_host=ctx.client_host,
+            client_host=kafka_client_host(ctx.client_host),
             subscribed_topic_names=(frozenset(request.subscribed_topic_names)
                                     if request.subscribed_topic_names is not None
                                     else old.subscribed_topic_names),

@@ -144,6 +144,24 @@ class SharePartitions:
                 self.released = True
         return out
 
+    def reset(self, key: ShareKey, start_offset: int, now_ms: int) -> Record:
+        """The snapshot that starts a partition's state afresh at `start_offset`
+        (AlterShareGroupOffsets), one state epoch up; the live partition is dropped, so
+        the next fetch rebuilds it from that snapshot."""
+        self.live.pop(key, None)
+        persisted = self.fold.get(key)
+        state_epoch = 0 if persisted is None else persisted.state_epoch + 1
+        snapshot_epoch = 0 if persisted is None else persisted.snapshot_epoch + 1
+        return initial_snapshot(key, start_offset, now_ms, state_epoch, snapshot_epoch)
+
+    def delete_topic(self, group: str, topic_id: bytes) -> list[Record]:
+        """The tombstones of a group's share state of one topic (DeleteShareGroupOffsets)."""
+        out: list[Record] = []
+        for key, persisted in list(self.fold.partitions.items()):
+            if key.group == group and key.topic_id == topic_id:
+                out += tombstones(key, persisted)
+        return out
+
     def delete_group(self, group: str) -> list[Record]:
         """The tombstones of every share partition's state of a group (DeleteGroups)."""
         out: list[Record] = []

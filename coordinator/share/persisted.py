@@ -160,12 +160,15 @@ class ShareStateFold:
 
 
 def initial_snapshot(
-    key: ShareKey, start_offset: int, now_ms: int, state_epoch: int = 0
+    key: ShareKey, start_offset: int, now_ms: int, state_epoch: int = 0, snapshot_epoch: int = 0
 ) -> Record:
-    """The first written state of a partition (Kafka's InitializeShareGroupState)."""
+    """The first written state of a partition (Kafka's InitializeShareGroupState), or a
+    new start of it (a higher snapshot epoch leaves the updates of the old run behind)."""
     return Record(
         ShareSnapshotKey(*key),
-        ShareSnapshotValue(0, state_epoch, -1, start_offset, now_ms, now_ms, [], 0),
+        ShareSnapshotValue(
+            snapshot_epoch, state_epoch, -1, start_offset, now_ms, now_ms, [], 0
+        ),
     )
 
 

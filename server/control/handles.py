@@ -27,7 +27,7 @@ from .events import (
 )
 from .nodes import NodeControl
 from .users import Users
-from .views import group_view, lag_view, paused_view
+from .views import group_view, lag_view, paused_view, share_partition_view
 from .waits import (
     DEFAULT_TIMEOUT_S,
     WaitTimeout,
@@ -35,6 +35,7 @@ from .waits import (
     fault_condition,
     group_condition,
     request_condition,
+    share_condition,
     wait_blocking,
     wait_trio,
 )
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
     from ..tls import ClientCert
     from .faults import FaultRule, FaultStatus
     from .request_log import RequestRecord
-    from .views import GroupView, LagView
+    from .views import GroupView, LagView, SharePartitionView
 
 T = TypeVar("T")
 
@@ -247,6 +248,14 @@ class Controls:
         return self._call(lambda: lag_view(self._server().broker.groups,
                                            self._server().broker.topics, group))
 
+    def share_partition(self, group: str, topic: str,
+                        partition: int = 0) -> SharePartitionView | None:
+        """A share group's partition: its start and end offsets and each in-flight record
+        (state, delivery count, holder, lock deadline); None while no member fetched it."""
+        share_condition(group, topic, partition, None, {})  # refuses bad arguments
+        return self._call(lambda: share_partition_view(
+            self._server().broker.groups, self._server().broker.topics, group, topic, partition))
+
     def events(self, group: str | None = None, kind: str | None = None,
                group_type: str | None = None, since: int = 0, *, cause: str | None = None,
                member: str | None = None) -> list[GroupEventValue]:
@@ -303,6 +312,18 @@ class BlockingControls(Controls):
         """Return the group's committed offsets once each given (topic, partition) has the
         given offset; `{}` waits until the group has none."""
         check, what = committed_condition(group, offsets)
+        return wait_blocking(self._call, self._server, check, what, timeout)
+
+    def wait_for_share_partition(
+            self, group: str, topic: str, partition: int = 0, *, start_offset: int | None = None,
+            available: int | None = None, acquired: int | None = None,
+            acknowledged: int | None = None, archived: int | None = None,
+            timeout: float = DEFAULT_TIMEOUT_S) -> SharePartitionView:
+        """Return the share partition once its start offset and the number of in-flight
+        records in each state are as given (those given; none: once it is fetched)."""
+        check, what = share_condition(group, topic, partition, start_offset, {
+            "available": available, "acquired": acquired, "acknowledged": acknowledged,
+            "archived": archived})
         return wait_blocking(self._call, self._server, check, what, timeout)
 
     def wait_for_request(self, api: Any = None, *, count: int = 1, group: str | None = None,
@@ -372,6 +393,16 @@ class TrioControls(Controls):
     async def wait_for_committed(self, group: str, offsets: Mapping[tuple[str, int], int],
                                  timeout: float = DEFAULT_TIMEOUT_S) -> dict[tuple[str, int], int]:
         check, what = committed_condition(group, offsets)
+        return await wait_trio(self._server, check, what, timeout)
+
+    async def wait_for_share_partition(
+            self, group: str, topic: str, partition: int = 0, *, start_offset: int | None = None,
+            available: int | None = None, acquired: int | None = None,
+            acknowledged: int | None = None, archived: int | None = None,
+            timeout: float = DEFAULT_TIMEOUT_S) -> SharePartitionView:
+        check, what = share_condition(group, topic, partition, start_offset, {
+            "available": available, "acquired": acquired, "acknowledged": acknowledged,
+            "archived": archived})
         return await wait_trio(self._server, check, what, timeout)
 
     async def wait_for_request(self, api: Any = None, *, count: int = 1, group: str | None = None,

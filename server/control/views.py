@@ -1,5 +1,6 @@
 """What tests see of a group: its state, members and their partitions (a streams group's
-members: their tasks), as plain data.
+members: their tasks), and a share group's partitions with their in-flight records, as
+plain data.
 
 Read from the live coordinator on the broker's trio thread, for waits and for
 the messages of waits that time out.
@@ -11,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from kcsim.coordinator.share.persisted import ShareKey
+from kcsim.coordinator.share.rules import RecordState
 from kcsim.protocol.consumer_protocol import decode_assignment
 from kcsim.protocol.primitives import DecodeError
 
@@ -143,3 +146,53 @@ def lag_view(groups: GroupCoordinator | None, topics: TopicRegistry,
                              log_end=log_end,
                              lag=None if log_end is None else max(0, log_end - committed)))
     return found
+
+
+class InFlightRecord(msgspec.Struct, kw_only=True):
+    """One record of a share partition's in-flight window."""
+
+    offset: int
+    state: str  # Available, Acquired, Acknowledged or Archived
+    delivery_count: int
+    member: str | None  # who holds it while Acquired
+    lock_deadline_ms: int | None  # when its lock runs out on the broker's clock, while Acquired
+
+
+class SharePartitionView(msgspec.Struct, kw_only=True):
+    """A share group's partition (KIP-932): its start and end offsets and the records
+    between them; what a record's state counts are is in `counts`."""
+
+    group: str
+    topic: str
+    partition: int
+    start_offset: int
+    end_offset: int  # the first offset never fetched
+    records: list[InFlightRecord]
+
+    def counts(self) -> dict[str, int]:
+        """How many in-flight records are in each state (states with none left out)."""
+        found: dict[str, int] = {}
+        for r in self.records:
+            found[r.state] = found.get(r.state, 0) + 1
+        return found
+
+
+def share_partition_view(groups: GroupCoordinator | None, topics: TopicRegistry, group: str,
+                         topic: str, partition: int) -> SharePartitionView | None:
+    """The share partition as the coordinator holds it now; None while no member of the
+    group has fetched it (or the topic is gone)."""
+    known = topics.get(topic)
+    if groups is None or known is None:
+        return None
+    live = groups.shares.live.get(ShareKey(group, known.topic_id.bytes, partition))
+    if live is None:
+        return None
+    records = [
+        InFlightRecord(offset=offset, state=r.state.name.capitalize(),
+                       delivery_count=r.delivery_count,
+                       member=r.member if r.state is RecordState.ACQUIRED else None,
+                       lock_deadline_ms=r.deadline if r.state is RecordState.ACQUIRED else None)
+        for offset, r in live.in_flight()]
+    return SharePartitionView(group=group, topic=topic, partition=partition,
+                              start_offset=live.start_offset, end_offset=live.end_offset,
+                              records=records)

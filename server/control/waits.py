@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from .names import error_code
-from .views import committed_view, group_view
+from .views import committed_view, group_view, share_partition_view
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -132,6 +132,41 @@ def committed_condition(group: str, offsets: Mapping[tuple[str, int], int]) -> t
 
     what = "no committed offsets" if not wanted else f"committed offsets {_offsets(wanted)}"
     return check, f"{what} in group {group!r}"
+
+
+SHARE_STATES = ("available", "acquired", "acknowledged", "archived")
+
+
+def share_condition(group: str, topic: str, partition: int, start_offset: int | None,
+                    counts: Mapping[str, int | None]) -> tuple[Check, str]:
+    """A share partition whose start offset and counts of records in each state (those
+    given) are as wanted."""
+    for name, text in (("group", group), ("topic", topic)):
+        if not isinstance(text, str):
+            raise ValueError(f"{name}: expected a name, got {text!r}")
+    wanted = {s: n for s, n in counts.items() if n is not None}
+    numbers = [("partition", partition), ("start_offset", start_offset), *wanted.items()]
+    for name, number in numbers:
+        if number is not None and (isinstance(number, bool) or not isinstance(number, int)
+                                   or number < 0):
+            raise ValueError(f"{name}: expected a number >= 0, got {number!r}")
+
+    def check(server: Server) -> tuple[bool, Any, str]:
+        broker = server.broker
+        view = share_partition_view(broker.groups, broker.topics, group, topic, partition)
+        if view is None:
+            return False, None, "no member of the group has fetched the partition yet"
+        have = {s.lower(): n for s, n in view.counts().items()}
+        done = ((start_offset is None or view.start_offset == start_offset)
+                and all(have.get(s, 0) == n for s, n in wanted.items()))
+        shown = (f"start offset {view.start_offset}, end offset {view.end_offset}, "
+                 + (", ".join(f"{n} {s}" for s, n in sorted(have.items())) or "none in flight"))
+        return done, view, shown
+
+    parts = ([f"start offset {start_offset}"] if start_offset is not None else []) + [
+        f"{n} {s}" for s, n in wanted.items()]
+    return check, (f"share partition {topic}-{partition} of group {group!r} to have "
+                   + (" and ".join(parts) or "been fetched"))
 
 
 def _offsets(offsets: Mapping[tuple[str, int], int]) -> str:

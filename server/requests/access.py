@@ -383,6 +383,21 @@ def _described_groups_after(api_key: int) -> After:
     return after
 
 
+def _share_offsets_after(asker: Asker, request: Any, response: Any, version: int,
+                         state: BrokerState) -> Any:
+    """DescribeShareGroupOffsets: a group not described refused, and the partitions of a
+    topic not described."""
+    for group in response.groups:
+        if not asker.may(DESCRIBE, GROUP, group.group_id):
+            group.topics, group.error_code, group.error_message = [], GROUP_DENIED, None
+            continue
+        for topic in group.topics:
+            if not asker.may(DESCRIBE, TOPIC, topic.topic_name):
+                for p in topic.partitions:
+                    p.start_offset, p.lag, p.error_code, p.error_message = -1, -1, TOPIC_DENIED, None
+    return response
+
+
 def _list_groups_after(asker: Asker, request: Any, response: Any, version: int,
                        state: BrokerState) -> Any:
     if not asker.may(DESCRIBE, CLUSTER, CLUSTER_NAME):
@@ -700,6 +715,9 @@ ACCESS: dict[int, Check] = {
     79: _group(READ),
     88: _group(READ),
     89: compiled(Access(after=_described_groups_after(89))),
+    90: compiled(Access(after=_share_offsets_after)),
+    91: _group(READ),
+    92: _group(DELETE),
     1000: _group(READ),
     1001: _group(READ),
     1002: _group(DESCRIBE),

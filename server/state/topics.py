@@ -449,6 +449,12 @@ class TopicRegistry:
         topic = self.by_name.get(name)
         return None if topic is None else topic.topic_id
 
+    def end_offset(self, name: str, partition: int) -> int | None:
+        topic = self.by_name.get(name)
+        if topic is None or not 0 <= partition < len(topic.partitions):
+            return None
+        return topic.partitions[partition].log_end_offset
+
     def topic_names(self) -> list[str]:
         """Every topic name (what KIP-848 regex subscriptions match against)."""
         return list(self.by_name)

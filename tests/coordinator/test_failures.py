@@ -60,6 +60,11 @@ def _requests() -> dict[int, Any]:
         77: request_class(77)(group_ids=["a", "b"]),
         88: request_class(88)(group_id="g", member_id="m"),
         89: request_class(89)(group_ids=["a", "b"]),
+        90: request_class(90)(groups=[
+            request_class(90).DescribeShareGroupOffsetsRequestGroup(group_id=g, topics=None)
+            for g in "ab"]),
+        91: request_class(91)(group_id="g", topics=[]),
+        92: request_class(92)(group_id="g", topics=[]),
         1000: Pause(group_id="g", topics=[]),
         1001: Resume(group_id="g", topics=[]),
         1002: request_class(1002)(group_id="g"),
@@ -72,7 +77,7 @@ def _where(api_key: int, version: int) -> str:
         return "partitions"
     if api_key == 9:
         return "partitions" if version < 2 else "top" if version < 8 else "groups"
-    if api_key in (15, 42, 69, 77, 89):
+    if api_key in (15, 42, 69, 77, 89, 90):
         return "groups"
     return "top"
 

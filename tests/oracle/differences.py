@@ -228,6 +228,16 @@ NOTES: tuple[tuple[str, str], ...] = (
      "so its first member joins at 2; when a source topic was created just before the "
      "join, Kafka's coordinator may not know it yet and bumps the epoch once more when it "
      "learns of it, so epochs are compared by order, as for KIP-848 groups."),
+    ("KIP-932 share groups: epochs and written start offsets",
+     "Kafka 4.4 initializes a share group's partitions when a member is first assigned them "
+     "and bumps the group epoch for it (a first member sits at epoch 3); kcsim makes a "
+     "share partition's state at the first ShareFetch and bumps once (epoch 1). Kafka's "
+     "share partition writes each change with the start offset from before it, and gives "
+     "a leaving member's records back in the background, so DescribeShareGroupOffsets "
+     "may show a start offset that trails the records already acknowledged (the lag is "
+     "the same); kcsim writes the start offset with the change. The kafka-share-groups "
+     "oracle (tests/oracle/test_share_group_command.py) masks the epochs and the start "
+     "offset of a group with records in flight, and waits for Kafka's background write."),
     ("kafka-python 3.0.12 stalls after a metadata-triggered rejoin: a client bug",
      "Create a topic with CreateTopics, subscribe one kafka-python 3.0.12 consumer and "
      "poll with short time-outs: now and then (3 of 28 runs against Kafka 4.4.0, 2 of "

@@ -13,15 +13,9 @@ rows of its offset tables in hash order: those rows are compared sorted.
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
 import threading
 import time
-import uuid
-from contextlib import ExitStack
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -29,13 +23,11 @@ from kcsim.admin import AdminClient
 from tests.admin.helpers import produce
 from tests.admin.streams_app import StreamsApp
 
-from .groupcommand import RUN_TIMEOUT_S, Ran, normalise
-from .kafka import CACHE, KafkaUnavailable, maven_jars
-from .toolcommand import TOOLS_VERSION, tool
+from .groupcommand import Ran
+from .toolcompare import scenarios_on, tool_tests
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
-    from pathlib import Path
+    from collections.abc import Iterator
 
     from .harness import Endpoint
 
@@ -47,7 +39,6 @@ TASKS = 6  # two subtopologies of three partitions
 BEAT_S = 1.0
 HASH_ORDERED = ("describe", "reset", "list")  # Kafka's tool prints these rows in hash order
 ROW = "sg-"  # a table row: it starts with a group's or the topic's name
-_JAVA_ERROR = re.compile(r"Error: \S+: ")  # a Java exception's or a Kafka error's name
 
 # Where `kcsim streams-groups` says something else than Kafka's tool, by design: kcsim's
 # tools give diagnostics on stderr, with Kafka's error names and a hint, and exit codes
@@ -121,15 +112,7 @@ class Scenario:
 @pytest.fixture
 def scenarios(twin: Endpoint, kafka: Endpoint) -> Iterator[tuple[Scenario, ...]]:
     """The same scenario on kcsim and on Kafka, under the same names."""
-    try:
-        maven_jars(CACHE / "kafka-tools" / TOOLS_VERSION,
-                   [("org.apache.kafka", "kafka-tools", TOOLS_VERSION)])
-    except KafkaUnavailable as exc:
-        pytest.skip(f"kafka-tools unavailable, NOT RUN: {exc}")
-    suffix = uuid.uuid4().hex[:8]
-    with ExitStack() as stack:
-        yield tuple(stack.enter_context(Scenario(f"{e.host}:{e.port}", suffix))
-                    for e in (twin, kafka))
+    yield from scenarios_on(twin, kafka, Scenario)
 
 
 def _commands(s: Scenario) -> list[tuple[str, list[str]]]:
@@ -171,27 +154,6 @@ def _commands(s: Scenario) -> list[tuple[str, list[str]]]:
     ]
 
 
-@dataclass(frozen=True)
-class At:
-    """Where toolcommand.tool sends the tool (what it reads of an Endpoint)."""
-
-    host: str
-    port: int
-
-
-def kafka_tool(broker: str, *args: str, cwd: Path) -> Ran:
-    host, port = broker.rsplit(":", 1)
-    return tool(cast("Any", At(host, int(port))), MAIN, *args, cwd=cwd)
-
-
-def kcsim_tool(broker: str, *args: str, cwd: Path) -> Ran:
-    proc = subprocess.run(
-        [sys.executable, "-m", "kcsim", "streams-groups", "--bootstrap-server", broker, *args],
-        capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False,
-        stdin=subprocess.DEVNULL, cwd=cwd)
-    return Ran(proc.returncode, normalise(proc.stdout, broker), normalise(proc.stderr, broker))
-
-
 def _mine(name: str, ran: Ran, s: Scenario) -> Ran:
     """Listings without other tests' groups (the brokers are shared across the session), and
     hash-ordered rows sorted; Java's stack trace lines (`\\tat ...`) dropped."""
@@ -206,42 +168,5 @@ def _mine(name: str, ran: Ran, s: Scenario) -> Ran:
     return Ran(ran.code, out, err)
 
 
-def _run_all(run: Callable[..., Ran], s: Scenario, tmp: Path) -> dict[str, Ran]:
-    return {name: _mine(name, run(s.bootstrap, *args, cwd=tmp), s) for name, args in _commands(s)}
-
-
-def _text(ran: Ran, with_err: bool = True) -> str:
-    return "\n".join([f"exit {ran.code}", *ran.out, *(["[stderr]", *ran.err] if with_err else [])])
-
-
-def test_kafka_tool_output_is_the_same_against_kcsim(scenarios: Any, tmp_path: Path) -> None:
-    ours, theirs = scenarios
-    on_kcsim = _run_all(kafka_tool, ours, tmp_path)
-    on_kafka = _run_all(kafka_tool, theirs, tmp_path)
-    found = [f"--- {name} (kcsim)\n{_text(ran)}\n--- {name} (Kafka)\n{_text(on_kafka[name])}"
-             for name, ran in on_kcsim.items() if _text(ran) != _text(on_kafka[name])]
-    assert not found, "\n\n".join(found)
-
-
-def _tables(ran: Ran) -> tuple[str, ...]:
-    """stdout without the diagnostics Kafka's tool prints there (`Error: ...`, `* Group ...`),
-    an error in a table cell named alike."""
-    return tuple(_JAVA_ERROR.sub("Error: <error>: ", line) for line in ran.out
-                 if not line.startswith(("Error:", "* Group")))
-
-
-def test_kcsim_tool_prints_kafka_tools_tables(scenarios: Any, tmp_path: Path) -> None:
-    ours, theirs = scenarios
-    from_kcsim = _run_all(kcsim_tool, ours, tmp_path)
-    from_kafka = _run_all(kafka_tool, theirs, tmp_path)
-    found = []
-    for name, mine in from_kcsim.items():
-        other = from_kafka[name]
-        if name in KCSIM_DIAGNOSTICS:
-            same = _tables(mine) == _tables(other)
-        else:
-            same = _text(mine) == _text(other)
-        if not same:
-            found.append(f"--- {name} (kcsim streams-groups)\n{_text(mine)}\n"
-                         f"--- {name} (Kafka's tool)\n{_text(other)}")
-    assert not found, "\n\n".join(found)
+test_kafka_tool_output_is_the_same_against_kcsim, test_kcsim_tool_prints_kafka_tools_tables = (
+    tool_tests(MAIN, "streams-groups", KCSIM_DIAGNOSTICS, _commands, _mine))

@@ -253,3 +253,27 @@ def test_every_api_kcsim_serves_says_what_it_needs():
 
     needs_nothing = {17, 18, 36}  # SaslHandshake, ApiVersions, SaslAuthenticate
     assert set(load_handlers()) - needs_nothing == set(ACCESS)
+
+
+def test_share_group_offsets_need_rights_on_the_group_and_its_topics(secured):
+    """DescribeShareGroupOffsets needs DESCRIBE on each group (and its topics),
+    AlterShareGroupOffsets READ on the group, DeleteShareGroupOffsets DELETE."""
+    _srv, admin, alice = secured
+    _topics(admin, "jobs")
+    admin.create_acls((GROUP, "seen", LITERAL, "User:alice", DESCRIBE, ALLOW))
+    describe = request_class(90)
+    asked = alice.call(90, 1, groups=[
+        describe.DescribeShareGroupOffsetsRequestGroup(group_id=g, topics=[
+            describe.DescribeShareGroupOffsetsRequestTopic(topic_name="jobs", partitions=[0])])
+        for g in ("seen", "hidden")])
+    seen, hidden = asked.groups
+    assert hidden.error_code == E.GROUP_AUTHORIZATION_FAILED
+    # "seen" is no share group; with rights on it, that is what alice learns
+    assert seen.error_code == E.GROUP_ID_NOT_FOUND
+    alter = request_class(91)
+    assert alice.call(91, 0, group_id="seen", topics=[
+        alter.AlterShareGroupOffsetsRequestTopic(topic_name="jobs", partitions=[
+            alter.AlterShareGroupOffsetsRequestPartition(partition_index=0, start_offset=0)])
+    ]).error_code == E.GROUP_AUTHORIZATION_FAILED
+    assert alice.call(92, 0, group_id="seen", topics=[]).error_code == (
+        E.GROUP_AUTHORIZATION_FAILED)

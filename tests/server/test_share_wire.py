@@ -39,23 +39,25 @@ def produce(wire: Wire, count: int) -> None:
     assert r.responses[0].partition_responses[0].error_code == 0
 
 
-def topic_id(wire: Wire) -> Any:
+def topic_id(wire: Wire, topic: str = TOPIC) -> Any:
     Metadata = request_class(METADATA)
-    r = wire.call(METADATA, 12, Metadata(topics=[Metadata.MetadataRequestTopic(name=TOPIC)]))
+    r = wire.call(METADATA, 12, Metadata(topics=[Metadata.MetadataRequestTopic(name=topic)]))
     return r.topics[0].topic_id
 
 
 class Member:
-    def __init__(self, wire: Wire, member_id: str, tid: Any) -> None:
+    def __init__(self, wire: Wire, member_id: str, tid: Any, group: str = GROUP,
+                 topic: str = TOPIC) -> None:
         self.wire, self.member_id, self.tid = wire, member_id, tid
+        self.group, self.topic = group, topic
         self.epoch = 0
         self.session_epoch = 0
 
     def heartbeat(self, epoch: int | None = None) -> Any:
         r = self.wire.call(HEARTBEAT, 1, Heartbeat(
-            group_id=GROUP, member_id=self.member_id,
+            group_id=self.group, member_id=self.member_id,
             member_epoch=self.epoch if epoch is None else epoch,
-            subscribed_topic_names=[TOPIC] if self.epoch == 0 else None))
+            subscribed_topic_names=[self.topic] if self.epoch == 0 else None))
         if r.error_code == 0:
             self.epoch = r.member_epoch
         return r
@@ -64,7 +66,7 @@ class Member:
               epoch: int | None = None) -> Any:
         F = ShareFetch
         r = self.wire.call(FETCH, 2, F(
-            group_id=GROUP, member_id=self.member_id,
+            group_id=self.group, member_id=self.member_id,
             share_session_epoch=self.session_epoch if epoch is None else epoch,
             max_wait_ms=0, min_bytes=1, max_records=max_records, batch_size=max_records,
             topics=[F.FetchTopic(topic_id=self.tid, partitions=[F.FetchPartition(
@@ -79,7 +81,7 @@ class Member:
     def ack(self, acks: list[tuple[int, int, int]], epoch: int | None = None) -> Any:
         A = ShareAck
         r = self.wire.call(ACK, 2, A(
-            group_id=GROUP, member_id=self.member_id,
+            group_id=self.group, member_id=self.member_id,
             share_session_epoch=self.session_epoch if epoch is None else epoch,
             topics=[A.AcknowledgeTopic(topic_id=self.tid, partitions=[A.AcknowledgePartition(
                 partition_index=0, acknowledgement_batches=[
@@ -90,10 +92,18 @@ class Member:
         return r
 
 
-def set_group_config(wire: Wire, name: str, value: str) -> None:
+def joined(wire: Wire, tid: Any, member_id: str = "member-a") -> Member:
+    """A member that joined the group and opened its share session (its first fetch)."""
+    member = Member(wire, member_id, tid)
+    member.heartbeat()
+    member.fetch()
+    return member
+
+
+def set_group_config(wire: Wire, name: str, value: str, group: str = GROUP) -> None:
     R = request_class(44)
     r = wire.call(44, 1, R(resources=[R.AlterConfigsResource(
-        resource_type=32, resource_name=GROUP, configs=[  # a GROUP resource; SET
+        resource_type=32, resource_name=group, configs=[  # a GROUP resource; SET
             R.AlterableConfig(name=name, config_operation=0, value=value)])]))
     assert r.responses[0].error_code == 0, r
 
@@ -124,6 +134,7 @@ def test_members_share_one_partition_and_describe_shows_them(kcsim: Any, world: 
     assert (g.error_code, g.group_state, g.group_epoch, g.assignor_name) == (0, "Stable", 2, "simple")
     assert {m.member_id: m.assignment.topic_partitions[0].partitions for m in g.members} == {
         "member-a": [0], "member-b": [0]}
+    assert {m.client_host for m in g.members} == {"/127.0.0.1"}  # as Kafka writes it
     assert missing.error_code == E.GROUP_ID_NOT_FOUND
     listed = wire.call(LIST_GROUPS, 5, request_class(LIST_GROUPS)(types_filter=["share"]))
     assert [(x.group_id, x.group_type, x.group_state) for x in listed.groups] == [

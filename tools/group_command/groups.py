@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 CONSUMER_PROTOCOL_TYPES = ("consumer", "")  # "" is a group that only ever committed offsets
 STREAMS = "streams"
+SHARE = "share"
 BATCH = 20  # groups per request round: big enough to batch, small enough to show progress
 
 
@@ -33,9 +34,9 @@ def target_groups(admin: AdminClient, opts: Options) -> list[str]:
 
 
 def groups_of_kind(admin: AdminClient, kind: str, timeout: float) -> list[GroupListing]:
-    """Consumer groups (by protocol type, so classic ones too), or streams groups."""
-    if kind == STREAMS:
-        return admin.list_groups(types=[STREAMS], timeout=timeout)
+    """Consumer groups (by protocol type, so classic ones too), or streams or share groups."""
+    if kind in (STREAMS, SHARE):
+        return admin.list_groups(types=[kind], timeout=timeout)
     return admin.list_groups(protocol_types=CONSUMER_PROTOCOL_TYPES, timeout=timeout)
 
 

@@ -12,6 +12,7 @@ from .report import UsageError
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
 
 ACTIONS = ("list", "describe", "delete", "reset_offsets", "delete_offsets",
            "pause", "resume", "paused_partitions")
@@ -87,6 +88,47 @@ def add_flags(group: argparse._ArgumentGroup, flags: dict[str, str]) -> None:
     """Switches, each with its help: {"--list": "list all groups", ...}."""
     for name, text in flags.items():
         group.add_argument(name, action="store_true", help=text)
+
+
+def add_tool_arguments(p: argparse.ArgumentParser, kind: str, actions: dict[str, str],
+                       group_help: str) -> argparse._ArgumentGroup:
+    """--bootstrap-server, the tool's actions and --group / --all-groups, as the streams
+    and share tools take them; returns the scope group, for the tool's topic flags."""
+    p.add_argument("--bootstrap-server", metavar="HOST:PORT",
+                   help="REQUIRED: the server(s) to connect to")
+    add_flags(p.add_argument_group("actions (exactly one)"), actions)
+    scope = p.add_argument_group("scope")
+    scope.add_argument("--group", action="append", default=[], metavar="GROUP", help=group_help)
+    scope.add_argument("--all-groups", action="store_true", help=f"apply to all {kind} groups")
+    return scope
+
+
+def first_checks(args: argparse.Namespace, actions: dict[str, str], names: dict[str, str],
+                 end: str = "") -> tuple[str, Callable[[tuple[str, ...], tuple[str, ...]], None]]:
+    """Kafka's first checks of a group tool's command line: exactly one action (the
+    message ends with `end`), a bootstrap server, a positive --timeout, not both --group
+    and --all-groups. Returns the action, and `only_with(options, allowed)`, which refuses
+    any of the options given to an action not allowed them (named as in `names`)."""
+    chosen = [a for a, name in actions.items() if getattr(args, name[2:].replace("-", "_"))]
+    if len(chosen) != 1:
+        raise UsageError("Command must include exactly one action: "
+                         + ", ".join(actions.values()) + end)
+    action = chosen[0]
+    if not args.bootstrap_server:
+        raise UsageError('Missing required argument "[bootstrap-server]"')
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be a positive number of milliseconds")
+    if args.group and args.all_groups:
+        raise UsageError("Option --group cannot be used with --all-groups")
+
+    def only_with(options: tuple[str, ...], allowed: tuple[str, ...]) -> None:
+        for name in options:
+            value = getattr(args, name)
+            if value not in (None, False, []) and action not in allowed:
+                raise UsageError(f"Option {names.get(name, flag(name))} can only be used with "
+                                 + " or ".join(actions[a] for a in allowed))
+
+    return action, only_with
 
 
 def add_reset_arguments(p: argparse.ArgumentParser, dry_run_help: str) -> None:

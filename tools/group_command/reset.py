@@ -133,7 +133,7 @@ def reset_offsets(admin: AdminClient, opts: Options, report: Reporter) -> None:
     file_plan = reset_inputs(opts)
     groups = target_groups(admin, opts)
     described = describe_all(admin, groups, opts.timeout_s)
-    _print(report, opts, plan_resets(admin, opts, report, groups, described, file_plan))
+    print_plan(report, opts, plan_resets(admin, opts, report, groups, described, file_plan))
 
 
 def plan_resets(
@@ -246,7 +246,7 @@ def _execute(admin: AdminClient, opts: Options, report: Reporter, group: str, pl
         report.error(error, f"group '{group}', partition {tp}")
 
 
-def _print(report: Reporter, opts: Options, sections: list[Section]) -> None:
+def print_plan(report: Reporter, opts: Options, sections: list[Section]) -> None:
     rows = [r for s in sections for r in s.rows]
     if opts.export:
         with_group = len(opts.groups) != 1

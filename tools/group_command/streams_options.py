@@ -14,8 +14,9 @@ from .options import (
     Options,
     add_flags,
     add_reset_arguments,
+    add_tool_arguments,
     describe_view,
-    flag,
+    first_checks,
     pause_keys,
     reset_scenario,
 )
@@ -39,9 +40,7 @@ DESCRIPTION = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--bootstrap-server", metavar="HOST:PORT",
-                   help="REQUIRED: the server(s) to connect to")
-    add_flags(p.add_argument_group("actions (exactly one)"), {
+    scope = add_tool_arguments(p, "streams", {
         "--list": "list all streams groups",
         "--describe": "describe groups: offset lag (default), --members or --state",
         "--delete": "delete empty streams groups and their offsets",
@@ -50,12 +49,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--pause": "KIP-1249: take the tasks reading these partitions away",
         "--resume": "KIP-1249: give paused partitions (and their tasks) back",
         "--list-paused": "KIP-1249: list a group's paused partitions",
-    })
-
-    scope = p.add_argument_group("scope")
-    scope.add_argument("--group", action="append", default=[], metavar="GROUP",
-                       help="the streams group (application id) to act on (repeatable)")
-    scope.add_argument("--all-groups", action="store_true", help="apply to all streams groups")
+    }, "the streams group (application id) to act on (repeatable)")
     scope.add_argument("--input-topic", dest="topic", action="append", default=[],
                        metavar="TOPIC[:P,P]",
                        help="an input topic, or some of its partitions as topic:0,1 (repeatable)")
@@ -90,26 +84,9 @@ def _check_states(text: str | None) -> tuple[str, ...]:
 
 def validate(args: argparse.Namespace) -> Options:
     """Kafka's checks of StreamsGroupCommandOptions, with the KIP-1249 actions added."""
-    chosen = [a for a, name in ACTIONS.items() if getattr(args, name[2:].replace("-", "_"))]
-    if len(chosen) != 1:
-        raise UsageError("Command must include exactly one action: " + ", ".join(ACTIONS.values()))
-    action = chosen[0]
-    if not args.bootstrap_server:
-        raise UsageError('Missing required argument "[bootstrap-server]"')
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be a positive number of milliseconds")
-    if args.group and args.all_groups:
-        raise UsageError("Option --group cannot be used with --all-groups")
+    names = {"topic": "--input-topic", "all_topics": "--all-input-topics", **ACTIONS}
+    action, only_with = first_checks(args, ACTIONS, names)
     has_scope = bool(args.group) or args.all_groups
-    names = {"topic": "--input-topic", "all_topics": "--all-input-topics",
-             **ACTIONS}
-
-    def only_with(options: tuple[str, ...], allowed: tuple[str, ...]) -> None:
-        for name in options:
-            value = getattr(args, name)
-            if value not in (None, False, []) and action not in allowed:
-                raise UsageError(f"Option {names.get(name, flag(name))} can only be used with "
-                                 + " or ".join(ACTIONS[a] for a in allowed))
 
     only_with(("members", "offsets", "verbose"), ("describe",))
     only_with(("state",), ("describe", "list"))

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from confluent_kafka import Producer
 
+from kcsim.admin import AdminClient, TopicPartition
+
 from ..durability.wire import Wire
 from . import javaclient
 
@@ -220,3 +222,19 @@ def test_three_share_consumers_on_three_brokers(share: Share) -> None:
     share.produce(300)
     share.wait("all 300 accepted", lambda: set(accepted(share)) == set(range(300)))
     assert max(accepted(share).values()) == 1
+
+
+def test_altering_the_start_offset_of_the_empty_group_redelivers_from_there(
+        share: Share, kcsim: Any) -> None:
+    """AlterShareGroupOffsets to an earlier offset while no member is in the group: a
+    consumer that joins afterwards gets every record from there on, as first deliveries."""
+    (first,) = share.start(1)
+    share.produce(6)
+    share.wait("all 6 accepted", lambda: set(accepted(share)) == set(range(6)))
+    first.close()  # leaves the group: it is empty now
+    with AdminClient(kcsim.bootstrap, timeout=WAIT_S) as admin:
+        outcome = admin.alter_share_group_offsets(GROUP, {TopicPartition(TOPIC, 0): 2})
+        assert outcome.error(TopicPartition(TOPIC, 0)) is None
+    (second,) = share.start(1)
+    share.wait("2-5 accepted again", lambda: len(second.seen) == 4)
+    assert [(e["offset"], e["delivery"]) for e in second.seen] == [(o, 1) for o in range(2, 6)]
