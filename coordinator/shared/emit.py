@@ -32,20 +32,17 @@ def event(rt: GroupRuntime, group: str, group_type: str, kind: str, cause: str =
 
 def classic(rt: GroupRuntime, group: str, kind: str, cause: str = "", member: str = "",
             detail: Detail | None = None) -> None:
-    if rt.config.events:
-        rt.write(rt.events.event(rt.now, group, "classic", kind, cause, member, detail))
+    event(rt, group, "classic", kind, cause, member, detail)
 
 
 def consumer(rt: GroupRuntime, group: str, kind: str, cause: str = "", member: str = "",
              detail: Detail | None = None) -> None:
-    if rt.config.events:
-        rt.write(rt.events.event(rt.now, group, "consumer", kind, cause, member, detail))
+    event(rt, group, "consumer", kind, cause, member, detail)
 
 
 def streams(rt: GroupRuntime, group: str, kind: str, cause: str = "", member: str = "",
             detail: Detail | None = None) -> None:
-    if rt.config.events:
-        rt.write(rt.events.event(rt.now, group, "streams", kind, cause, member, detail))
+    event(rt, group, "streams", kind, cause, member, detail)
 
 
 def group_type(rt: GroupRuntime, group_id: str) -> str:
