@@ -563,7 +563,10 @@ class Server:
             else:
                 assert isinstance(handoff, reactor_mod.Ended)
                 if handoff.error is not None:
-                    raise handoff.error
+                    try:
+                        raise handoff.error
+                    finally:
+                        del handoff  # its error's traceback holds this frame: no cycle
                 return
 
     async def _finish_batch(self, stream: DirectSocket | TlsStream, conn: _Connection,
@@ -699,7 +702,10 @@ class Server:
         violation = batch.violation
         if violation is not None:
             batch.violation = None  # its traceback holds this frame: no cycle through it
-            raise violation
+            try:
+                raise violation
+            finally:
+                del violation  # nor through this frame's local
         if batch.close:
             raise ConnectionAbort("its answer closes it (a fault rule, an expired session)")
 

@@ -21,7 +21,7 @@ def test_the_view_shows_each_record_s_state_count_holder_and_lock(kcsim: Any, wo
     assert kcsim.share_partition(GROUP, TOPIC) is None  # nobody fetched it yet
     a.fetch()
     produce(wire, 4)
-    now = kcsim.clock.now_ms()
+    now = kcsim.clock.freeze()  # the lock deadline is counted from this instant
     assert acquired(a.fetch(max_records=4)) == [(0, 3, 1)]
     a.ack([(0, 0, ACCEPT), (1, 1, RELEASE)])
     view = kcsim.share_partition(GROUP, TOPIC)
