@@ -50,8 +50,9 @@ class Worker:
                  changed: threading.Condition) -> None:
         self.name, self.changed, self.log = name, changed, log
         self.seen: list[dict[str, Any]] = []
+        self.acked: list[tuple[list[int], str | None]] = []  # answered: offsets, failure
         self.errors: list[str] = []
-        self.ended = False
+        self.stalled = self.ended = False
         cmd = ["java", "-Xshare:auto", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                "-cp", share_classpath(), "ShareWorker", bootstrap, GROUP, TOPIC, mode,
                f"client.id={name}"]
@@ -69,6 +70,9 @@ class Worker:
             with self.changed:
                 if "offset" in event:
                     self.seen.append(event)
+                if "acked" in event:
+                    self.acked.append((event["acked"], event["failed"]))
+                self.stalled |= "stalled" in event
                 if "error" in event:
                     self.errors.append(event["error"])
                 self.changed.notify_all()

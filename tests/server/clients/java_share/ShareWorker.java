@@ -3,6 +3,7 @@ import java.io.InputStreamReader;
 import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
+import java.util.TreeSet;
 
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -16,7 +17,10 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * args: bootstrap group topic mode(implicit|explicit) [key=value ...]
  * stdin lines set what it does with the records it gets: "accept", "release", "reject",
  * "release-first" (release a record on its first delivery, accept it later), "stall"
- * (take the next records and then neither acknowledge nor poll again), "close".
+ * (take the next records and then neither acknowledge nor poll again: "stalled" once the
+ * whole batch is printed), "release-then-stall" (release a record on its first delivery,
+ * stall on a later one), "close". The acknowledgement commit callback prints the offsets
+ * whose acknowledgement the broker answered ("acked"), with the failure if any.
  */
 public class ShareWorker {
     static volatile String policy = "accept";
@@ -60,6 +64,13 @@ public class ShareWorker {
         commands.start();
         boolean explicit = mode.equals("explicit");
         try (KafkaShareConsumer<String, String> consumer = new KafkaShareConsumer<>(props)) {
+            consumer.setAcknowledgementCommitCallback((offsets, exception) -> {
+                TreeSet<Long> done = new TreeSet<>();
+                offsets.values().forEach(done::addAll);
+                String failed = exception == null ? "null"
+                    : "\"" + exception.toString().replace("\"", "'") + "\"";
+                emit("{\"acked\":" + done.toString().replace(" ", "") + ",\"failed\":" + failed + "}");
+            });
             consumer.subscribe(List.of(topic));
             emit("{\"state\":\"subscribed\"}");
             boolean stalled = false;
@@ -71,25 +82,27 @@ public class ShareWorker {
                 ConsumerRecords<String, String> records = consumer.poll(Duration.ofMillis(100));
                 String now = policy;  // read after the poll: what the test said before producing
                 for (ConsumerRecord<String, String> r : records) {
+                    stalled |= action(now, r.deliveryCount().orElse((short) -1)).equals("stall");
+                }
+                for (ConsumerRecord<String, String> r : records) {
                     short delivery = r.deliveryCount().orElse((short) -1);
-                    String action = now.equals("release-first")
-                        ? (delivery <= 1 ? "release" : "accept") : now;
-                    if (action.equals("stall")) {
-                        stalled = true;
-                    } else if (explicit) {
+                    String action = stalled ? "stall" : action(now, delivery);  // stall: held
+                    if (!stalled && explicit) {
                         AcknowledgeType type = switch (action) {
                             case "release" -> AcknowledgeType.RELEASE;
                             case "reject" -> AcknowledgeType.REJECT;
                             default -> AcknowledgeType.ACCEPT;
                         };
                         consumer.acknowledge(r, type);
-                    } else {
+                    } else if (!stalled) {
                         action = "implicit";
                     }
                     emit(String.format("{\"offset\":%d,\"delivery\":%d,\"action\":\"%s\"}",
                         r.offset(), delivery, action));
                 }
-                if (!records.isEmpty() && !stalled) {
+                if (stalled) {
+                    emit("{\"stalled\":true}");
+                } else if (!records.isEmpty()) {
                     consumer.commitSync();
                 }
             }
@@ -97,5 +110,14 @@ public class ShareWorker {
             emit("{\"error\":\"" + e.toString().replace("\"", "'") + "\"}");
         }
         emit("{\"closed\":true}");
+    }
+
+    /** What `policy` does with a record on its `delivery`-th delivery. */
+    static String action(String policy, short delivery) {
+        return switch (policy) {
+            case "release-first" -> delivery <= 1 ? "release" : "accept";
+            case "release-then-stall" -> delivery <= 1 ? "release" : "stall";
+            default -> policy;
+        };
     }
 }
