@@ -262,19 +262,21 @@ def sh_acknowledge(run: Run, version: int) -> None:
                 label="1 again")
     share_ack(run, group, a, 4, tid, version=version, acks=[(2, 2, REJECT)], label="reject 2")
     share_ack(run, group, a, 5, tid, version=version, acks=[(3, 3, ACCEPT)],
-              label="not acquired")
-    share_ack(run, group, a, 6, tid, version=version, acks=[(1, 1, ACCEPT), (1, 1, ACCEPT)],
+              label="never acquired: past what was fetched")
+    share_ack(run, group, a, 6, tid, version=version, acks=[(2, 2, ACCEPT)],
+              label="rejected: no longer acquired")
+    share_ack(run, group, a, 7, tid, version=version, acks=[(1, 1, ACCEPT), (1, 1, ACCEPT)],
               label="one offset twice")
-    share_ack(run, group, a, 7, tid, version=version, acks=[(1, 2, ACCEPT), (1, 1, ACCEPT)],
+    share_ack(run, group, a, 8, tid, version=version, acks=[(1, 2, ACCEPT), (1, 1, ACCEPT)],
               label="overlapping")
-    share_ack(run, group, a, 8, tid, version=version, acks=[(1, 0, ACCEPT)], label="first > last")
+    share_ack(run, group, a, 9, tid, version=version, acks=[(1, 0, ACCEPT)], label="first > last")
     share_ack(run, group, a, 0, tid, version=version, acks=[(1, 1, ACCEPT)], label="epoch 0")
-    share_ack(run, group, a, 9, uuid.uuid4(), version=version, acks=[(1, 1, ACCEPT)],
+    share_ack(run, group, a, 10, uuid.uuid4(), version=version, acks=[(1, 1, ACCEPT)],
               label="unknown topic id")
-    share_ack(run, group, a, 10, tid, version=version, acks=[(1, 1, ACCEPT)],
+    share_ack(run, group, a, 11, tid, version=version, acks=[(1, 1, ACCEPT)],
               label="the refused changed nothing")
-    share_ack(run, group, a, 11, tid, version=version, acks=[(1, 1, RELEASE)],
-              label="accepted: no longer held")
+    share_ack(run, group, a, 12, tid, version=version, acks=[(1, 1, RELEASE)],
+              label="before the start offset: skipped")
 
 
 def test_share_acknowledge(across: Across) -> None:

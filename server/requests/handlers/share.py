@@ -291,7 +291,8 @@ def _fetch_response(answers: dict[SessionPartition, _Answer], named: list[Sessio
         a = answers.get(tp, _Answer(E.NONE, E.NONE, b"", []))
         by_topic.setdefault(tp.topic_id, []).append(_F.PartitionData(
             partition_index=tp.partition, error_code=a.error, acknowledge_error_code=a.ack_error,
-            acknowledge_error_message=a.ack_message, current_leader=_NO_LEADER, records=a.records, acquired_records=a.acquired))
+            acknowledge_error_message=a.ack_message, current_leader=_NO_LEADER,
+            records=a.records, acquired_records=a.acquired))
     return _F(error_code=E.NONE, acquisition_lock_timeout_ms=lock_ms, responses=[
         _F.ShareFetchableTopicResponse(topic_id=t, partitions=ps) for t, ps in by_topic.items()])
 
