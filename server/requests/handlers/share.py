@@ -74,7 +74,7 @@ def _bad_ids(request: Any) -> bool:
     return not request.group_id or not valid_member_id(request.member_id)
 
 
-def ack_message(error: int) -> str | None:
+def _ack_message(error: int) -> str | None:
     return _ACK_MESSAGES.get(ErrorCode(error)) if error else None
 
 
@@ -116,7 +116,7 @@ def _acknowledge(broker: Broker, request: Any, group: str, member: str, tp: Sess
         return error, None
     error, update = share.acknowledge(member, acks, broker.now_ms, renew_allowed=renew)
     _write(broker, group, tp, update, records)
-    return int(error), ack_message(error)
+    return int(error), _ack_message(error)
 
 
 def _write(broker: Broker, group: str, tp: SessionPartition, update: Update | None,
