@@ -63,6 +63,7 @@ DescribeResponse = ShareGroupDescribeResponse
 ASSIGNOR_NAME = "simple"
 SHARE_KIND = "share"
 LEAVE_EPOCH = -1
+MAX_MEMBER_ID_LENGTH = 36  # a UUID's string form
 # The record kinds of a share group (not its partitions' state).
 SHARE_GROUP_KEYS = (ShareGroupMetadataKey, ShareGroupMemberKey,
                     ShareGroupTargetAssignmentMetadataKey, ShareGroupTargetAssignmentMemberKey,
@@ -99,6 +100,8 @@ class ShareMembership:
     def heartbeat(
         self, version: int, request: ShareGroupHeartbeatRequest, ctx: RequestContext
     ) -> ShareGroupHeartbeatResponse:
+        if not valid_member_id(request.member_id):
+            return _error(E.INVALID_REQUEST)  # Kafka's request handler: no message
         problem = _invalid(request)
         if problem:
             return _error(E.INVALID_REQUEST, problem)
@@ -110,7 +113,7 @@ class ShareMembership:
         if epoch == LEAVE_EPOCH:
             assert group is not None
             if member_id not in group.members:
-                return _error(E.UNKNOWN_MEMBER_ID)
+                return _error(E.UNKNOWN_MEMBER_ID, _not_a_member(member_id, group_id))
             self.remove_member(group, member_id, "leave-request")
             return HeartbeatResponse(member_id=member_id, member_epoch=LEAVE_EPOCH,
                                      heartbeat_interval_ms=0)
@@ -120,13 +123,13 @@ class ShareMembership:
         member = group.members.get(member_id)
         if member is None:
             if epoch != 0:
-                return _error(E.UNKNOWN_MEMBER_ID)
+                return _error(E.UNKNOWN_MEMBER_ID, _not_a_member(member_id, group_id))
             if len(group.members) >= rt.config.share_group_max_size:
                 return _error(E.GROUP_MAX_SIZE_REACHED,
                               f"The share group has reached its maximum capacity of "
                               f"{rt.config.share_group_max_size} members.")
         elif epoch not in (0, member.member_epoch):
-            return _error(E.FENCED_MEMBER_EPOCH)
+            return _error(E.FENCED_MEMBER_EPOCH, _fenced(epoch, member.member_epoch))
         return self._beat(group, member, request, ctx)
 
     def _beat(self, group: ShareGroup, member: ShareMember | None,
@@ -319,6 +322,23 @@ class ShareMembership:
                 out.append(DescribeResponse.TopicPartitions(
                     topic_id=topic_id, topic_name=name, partitions=sorted(partitions)))
         return DescribeResponse.Assignment(topic_partitions=out)
+
+
+def valid_member_id(member_id: str | None) -> bool:
+    """Kafka's request handler refuses a share member id that is empty or longer than a
+    UUID's 36 characters (INVALID_REQUEST, before the coordinator sees the request)."""
+    return member_id is not None and 0 < len(member_id) <= MAX_MEMBER_ID_LENGTH
+
+
+def _not_a_member(member_id: str, group_id: str) -> str:
+    return f"Member {member_id} is not a member of group {group_id}."
+
+
+def _fenced(epoch: int, known: int) -> str:
+    than = "greater" if epoch > known else "smaller"
+    return (f"The share group member has a {than} member epoch ({epoch}) than the one known by "
+            f"the group coordinator ({known}). The member must abandon all its partitions "
+            "and rejoin.")
 
 
 def _invalid(request: ShareGroupHeartbeatRequest) -> str | None:

@@ -128,12 +128,14 @@ class InFlight:
 
 def check_acknowledgements(batches: Sequence[AckBatch], renew_allowed: bool = True) -> ErrorCode:
     """Kafka's checks of a partition's acknowledgement batches before any is taken:
-    each range in order, none overlapping, one type or one per offset, known types
-    (RENEW only where the request says it carries renewals). INVALID_REQUEST, or NONE."""
+    each range in order, none starting before the previous one's last offset (sharing
+    that offset passes here, and fails as the offset acknowledged twice), one type or one
+    per offset, known types (RENEW only where the request says it carries renewals).
+    INVALID_REQUEST, or NONE."""
     previous_last = -1
     for batch in batches:
         first, last, types = batch
-        if first < 0 or last < first or first <= previous_last:
+        if first < 0 or last < first or first < previous_last:
             return ErrorCode.INVALID_REQUEST
         if not types or (len(types) > 1 and len(types) != last - first + 1):
             return ErrorCode.INVALID_REQUEST
@@ -299,6 +301,7 @@ class SharePartition:
             return error, None
         records = self._records
         plan: list[tuple[int, InFlight, AckEffect]] = []
+        taken: set[int] = set()  # offsets no longer ACQUIRED once their plan is carried out
         for first, last, types in batches:
             if last < self.start_offset:
                 continue
@@ -307,10 +310,12 @@ class SharePartition:
             one = ack_effect(AcknowledgeType(types[0])) if len(types) == 1 else None
             for offset in range(max(first, self.start_offset), last + 1):
                 r = records[offset]
-                if r.state is not _ACQUIRED or r.member != member:
+                if r.state is not _ACQUIRED or r.member != member or offset in taken:
                     return ErrorCode.INVALID_RECORD_STATE, None
                 effect = one or ack_effect(AcknowledgeType(types[offset - first]))
                 plan.append((offset, r, effect))
+                if effect is not AckEffect.RENEW:
+                    taken.add(offset)
         changed: list[int] = []
         renewed: list[int] = []
         for offset, r, effect in plan:

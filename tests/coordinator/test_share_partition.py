@@ -111,7 +111,9 @@ def test_release_at_the_delivery_limit_archives():
         (A, [AckBatch(0, 9, (ACC,))], E.INVALID_RECORD_STATE),  # 5-9 held by b
         (A, [AckBatch(0, 4, (ACC,)), AckBatch(7, 7, (REJ,))], E.INVALID_RECORD_STATE),
         (A, [AckBatch(0, 30, (ACC,))], E.INVALID_REQUEST),  # past the end
-        (A, [AckBatch(0, 2, (ACC,)), AckBatch(2, 4, (ACC,))], E.INVALID_REQUEST),  # overlap
+        (A, [AckBatch(0, 2, (ACC,)), AckBatch(1, 4, (ACC,))], E.INVALID_REQUEST),  # overlap
+        # sharing an offset passes Kafka's request checks; the offset is then taken twice
+        (A, [AckBatch(0, 2, (ACC,)), AckBatch(2, 4, (ACC,))], E.INVALID_RECORD_STATE),
         (A, [AckBatch(3, 4, (ACC,)), AckBatch(0, 1, (ACC,))], E.INVALID_REQUEST),  # not in order
         (A, [AckBatch(4, 3, (ACC,))], E.INVALID_REQUEST),
         (A, [AckBatch(0, 4, ())], E.INVALID_REQUEST),

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import trio
 
-from kcsim.coordinator.share.partition import AckBatch, LogBatch
+from kcsim.coordinator.share.membership import valid_member_id
+from kcsim.coordinator.share.partition import AckBatch, LogBatch, check_acknowledgements
 from kcsim.coordinator.share.persisted import ShareKey
 from kcsim.protocol.errors import ErrorCode
 from kcsim.protocol.messages.share_group import ShareAcknowledgeResponse, ShareFetchResponse
@@ -41,8 +42,16 @@ _I64_AT, _ATTRIBUTES_AT, _DELTA_AT, _PRODUCER_AT = 0, 21, 23, 43
 _TRANSACTIONAL = 0x10
 _F = ShareFetchResponse
 _A = ShareAcknowledgeResponse
-_NO_LEADER = _F.LeaderIdAndEpoch(leader_id=-1, leader_epoch=-1)
-_NO_ACK_LEADER = _A.LeaderIdAndEpoch(leader_id=-1, leader_epoch=-1)
+# Kafka tells a partition's leader only when it moved; otherwise the struct's defaults.
+_NO_LEADER = _F.LeaderIdAndEpoch(leader_id=0, leader_epoch=0)
+_NO_ACK_LEADER = _A.LeaderIdAndEpoch(leader_id=0, leader_epoch=0)
+# What Kafka's share partition says when it refuses acknowledgements (the request's own
+# checks, check_acknowledgements, say nothing).
+_ACK_MESSAGES = {
+    E.INVALID_RECORD_STATE: "The offset cannot be acknowledged. The offset is not acquired.",
+    E.INVALID_REQUEST: "Batch record not found. The first offset in request is past acquired "
+                       "records.",
+}
 
 
 class _Answer(NamedTuple):
@@ -52,18 +61,21 @@ class _Answer(NamedTuple):
     ack_error: int
     records: bytes
     acquired: list[Any]
+    ack_message: str | None = None
 
 
 def _share_on(broker: Broker) -> bool:
     return broker.config.feature_levels.get("share.version", 0) >= 1
 
 
-def _bad_ids(request: Any) -> str | None:
-    if not request.group_id:
-        return "GroupId can't be empty."
-    if not request.member_id:
-        return "MemberId can't be empty."
-    return None
+def _bad_ids(request: Any) -> bool:
+    """Kafka's request handler refuses a request without a group id or with an invalid
+    member id (INVALID_REQUEST with no message)."""
+    return not request.group_id or not valid_member_id(request.member_id)
+
+
+def _ack_message(error: int) -> str | None:
+    return _ACK_MESSAGES.get(ErrorCode(error)) if error else None
 
 
 def _ack_batches(batches: list[Any]) -> list[AckBatch]:
@@ -90,17 +102,21 @@ def _partition(broker: Broker, group: str, tp: SessionPartition, records: list[R
 
 
 def _acknowledge(broker: Broker, request: Any, group: str, member: str, tp: SessionPartition,
-                 batches: list[Any], records: list[Record]) -> int:
+                 batches: list[Any], records: list[Record]) -> tuple[int, str | None]:
+    """A partition's acknowledgements taken: their error and its message."""
     if not batches:
-        return E.NONE
+        return E.NONE, None
+    renew = bool(getattr(request, "is_renew_ack", False))
+    acks = _ack_batches(batches)
+    refused = check_acknowledgements(acks, renew)
+    if refused:
+        return int(refused), None
     error, share, _ = _partition(broker, group, tp, records)
     if share is None:
-        return error
-    renew = bool(getattr(request, "is_renew_ack", False))
-    error, update = share.acknowledge(member, _ack_batches(batches), broker.now_ms,
-                                      renew_allowed=renew)
+        return error, None
+    error, update = share.acknowledge(member, acks, broker.now_ms, renew_allowed=renew)
     _write(broker, group, tp, update, records)
-    return int(error)
+    return int(error), _ack_message(error)
 
 
 def _write(broker: Broker, group: str, tp: SessionPartition, update: Update | None,
@@ -183,15 +199,13 @@ def share_fetch(broker: Broker, ctx: RequestContext, request: Any) -> Any:
     lock_ms = 0
     if not _share_on(broker):
         return _F(error_code=E.UNSUPPORTED_VERSION, acquisition_lock_timeout_ms=lock_ms)
-    problem = _bad_ids(request)
-    if problem:
-        return _F(error_code=E.INVALID_REQUEST, error_message=problem)
+    if _bad_ids(request):
+        return _F(error_code=E.INVALID_REQUEST)
     group, member, epoch = request.group_id, request.member_id, request.share_session_epoch
     acks = {SessionPartition(t.topic_id, p.partition_index): p.acknowledgement_batches
             for t in request.topics for p in t.partitions if p.acknowledgement_batches}
     if epoch == INITIAL_EPOCH and acks:
-        return _F(error_code=E.INVALID_REQUEST,
-                  error_message="Acknowledge data present in initial fetch request.")
+        return _F(error_code=E.INVALID_REQUEST)  # as Kafka's handler: no message
     error, session = _session(broker, ctx, request)
     if session is None:
         return _F(error_code=error)
@@ -209,8 +223,8 @@ def share_fetch(broker: Broker, ctx: RequestContext, request: Any) -> Any:
     records: list[Record] = []
     answers: dict[SessionPartition, _Answer] = {}
     for tp, batches in acks.items():
-        ack_error = _acknowledge(broker, request, group, member, tp, batches, records)
-        answers[tp] = _Answer(E.NONE, ack_error, b"", [])
+        ack_error, message = _acknowledge(broker, request, group, member, tp, batches, records)
+        answers[tp] = _Answer(E.NONE, ack_error, b"", [], message)
     if records:
         broker.data_arrived.unpark_all()  # a release may have made records available
     if epoch == FINAL_EPOCH:
@@ -239,7 +253,8 @@ def _fetch_all(broker: Broker, request: Any, session: ShareSession,
             anything = True
             budget -= len(answer.records)
             left -= sum(a.last_offset - a.first_offset + 1 for a in answer.acquired)
-            answers[tp] = answer._replace(ack_error=done.ack_error if done else E.NONE)
+            answers[tp] = answer._replace(ack_error=done.ack_error if done else E.NONE,
+                                          ack_message=done.ack_message if done else None)
             if answer.error:
                 session.partitions.pop(tp, None)
     return anything
@@ -276,7 +291,8 @@ def _fetch_response(answers: dict[SessionPartition, _Answer], named: list[Sessio
         a = answers.get(tp, _Answer(E.NONE, E.NONE, b"", []))
         by_topic.setdefault(tp.topic_id, []).append(_F.PartitionData(
             partition_index=tp.partition, error_code=a.error, acknowledge_error_code=a.ack_error,
-            current_leader=_NO_LEADER, records=a.records, acquired_records=a.acquired))
+            acknowledge_error_message=a.ack_message, current_leader=_NO_LEADER,
+            records=a.records, acquired_records=a.acquired))
     return _F(error_code=E.NONE, acquisition_lock_timeout_ms=lock_ms, responses=[
         _F.ShareFetchableTopicResponse(topic_id=t, partitions=ps) for t, ps in by_topic.items()])
 
@@ -285,9 +301,8 @@ def _fetch_response(answers: dict[SessionPartition, _Answer], named: list[Sessio
 def share_acknowledge(broker: Broker, ctx: RequestContext, request: Any) -> Any:
     if not _share_on(broker):
         return _A(error_code=E.UNSUPPORTED_VERSION)
-    problem = _bad_ids(request)
-    if problem:
-        return _A(error_code=E.INVALID_REQUEST, error_message=problem)
+    if _bad_ids(request):
+        return _A(error_code=E.INVALID_REQUEST)
     group, member, epoch = request.group_id, request.member_id, request.share_session_epoch
     if epoch == INITIAL_EPOCH:
         return _A(error_code=E.INVALID_SHARE_SESSION_EPOCH)
@@ -300,10 +315,10 @@ def share_acknowledge(broker: Broker, ctx: RequestContext, request: Any) -> Any:
         parts = []
         for p in t.partitions:
             tp = SessionPartition(t.topic_id, p.partition_index)
-            ack_error = _acknowledge(broker, request, group, member, tp,
-                                     p.acknowledgement_batches, records)
+            ack_error, message = _acknowledge(broker, request, group, member, tp,
+                                              p.acknowledgement_batches, records)
             parts.append(_A.PartitionData(partition_index=p.partition_index, error_code=ack_error,
-                                          current_leader=_NO_ACK_LEADER))
+                                          error_message=message, current_leader=_NO_ACK_LEADER))
         topics.append(_A.ShareAcknowledgeTopicResponse(topic_id=t.topic_id, partitions=parts))
     if records:
         broker.data_arrived.unpark_all()
