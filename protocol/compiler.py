@@ -37,6 +37,7 @@ _FIXED = {
 
 Decoder = Callable[[Any, int], tuple[Any, int]]
 Encoder = Callable[[Any, bytearray], None]
+CountingEncoder = Callable[[Any, bytearray, dict[int, int]], int]
 
 
 class _Source:
@@ -44,12 +45,13 @@ class _Source:
     `diag` emits a record of the field being read before each read (the slow decoder that
     names the field a short or malformed buffer broke in)."""
 
-    def __init__(self, label: str, diag: bool = False) -> None:
+    def __init__(self, label: str, diag: bool = False, counting: bool = False) -> None:
         self.lines: list[str] = []
         self.depth = 0
         self._n = 0
         self.label = label
         self.diag = diag
+        self.counting = counting
 
     def __call__(self, line: str) -> None:
         self.lines.append("    " * self.depth + line)
@@ -89,6 +91,7 @@ class MessageCodec:
         self._decoders: dict[int, Decoder] = {}
         self._encoders: dict[int, Encoder] = {}
         self._explainers: dict[int, Decoder] = {}
+        self._counting_encoders: dict[int, CountingEncoder] = {}
 
     # -- classes -------------------------------------------------------------
 
@@ -134,6 +137,16 @@ class MessageCodec:
             fn = self._encoders[version] = self._compile(version, "encode")
         return fn
 
+    def counting_encoder(self, version: int) -> CountingEncoder:
+        """`(obj, out, errors) -> n`: the encoder that also counts the error codes it writes,
+        as Kafka's `errorCounts` does: each non-zero code into `errors` (code -> times), and
+        returns how many it wrote, NONE included. Counting where the codes are written
+        anyway costs a test per code, not a second walk of the answer."""
+        fn = self._counting_encoders.get(version)
+        if fn is None:
+            fn = self._counting_encoders[version] = self._compile(version, "encode-counting")
+        return fn
+
     def decode(self, buf: bytes, version: int) -> Any:
         """Decode a whole buffer; trailing bytes or a short buffer are errors."""
         obj, pos = self.decoder(version)(buf, 0)
@@ -170,7 +183,8 @@ class MessageCodec:
         if version not in self.message.valid:
             raise KeyError(f"{self.message.name} has no version {version}")
         flexible = version in self.message.flexible
-        src = _Source(f"{self.message.name} v{version}", diag=what == "explain")
+        src = _Source(f"{self.message.name} v{version}", diag=what == "explain",
+                      counting=what == "encode-counting")
         env: dict[str, Any] = {
             "_DecodeError": DecodeError,
             "_StructError": _struct.error,
@@ -186,7 +200,7 @@ class MessageCodec:
             "_Ph": _struct.Struct(">h").pack,
             "_Pi": _struct.Struct(">i").pack,
         }
-        emit = self._emit_encoder if what == "encode" else self._emit_decoder
+        emit = self._emit_encoder if what.startswith("encode") else self._emit_decoder
         root = emit(self._body, version, flexible, src, env)
         code = "\n".join(src.lines)
         exec(compile(code, f"<kcsim {what} {self.message.name} v{version}>", "exec"), env)
@@ -463,35 +477,59 @@ class MessageCodec:
     ) -> str:
         """The function `(obj, out) -> None` appending the message body `st` to `out`."""
         fname = f"_e_{st.name}"
-        src(f"def {fname}(m, out):")
+        if not src.counting:
+            src(f"def {fname}(m, out):")
+            with src.indent():
+                self._encode_fields(st, "m", version, flexible, src, env)
+                src("return None")
+            return fname
+        src(f"def {fname}(m, out, _c):")
         with src.indent():
+            src("_n = 0")
             self._encode_fields(st, "m", version, flexible, src, env)
-            src("return None")
+            src("return _n")
         return fname
 
     def _encode_fields(
         self, st: StructType, m: str, version: int, flexible: bool, src: _Source,
-        env: dict[str, Any],
+        env: dict[str, Any], counted: bool = False,
     ) -> None:
         """Write the fields of the struct in local `m`, each fixed-width run with one `pack`.
 
         An empty tagged-field section right after a run becomes the run's
         trailing pad byte ('x' packs a zero), saving a separate append.
+        A counting encoder names each error code it packs and tallies it after the
+        pack (`counted`: the caller counted this struct's code already, an array's at once).
         """
         run: list[tuple[str, str]] = []
+        codes: list[str] = []  # error codes of the run, tallied once it is packed
+
+        def flush() -> None:
+            _flush_pack(run, src, env)
+            for e in codes:
+                src(f"if {e}: _c[{e}] = _c.get({e}, 0) + 1")
+                if not counted:
+                    src("_n += 1")
+            codes.clear()
+
         for fld in st.fields:
             if version not in fld.versions or version in fld.tagged:
                 continue
             code = _fixed_code(fld.type)
             if code is not None:
-                run.append((code, f"{m}.{fld.name}"))
+                if src.counting and fld.name == "error_code":
+                    e = src.var("e")
+                    codes.append(e)
+                    run.append((code, f"({e} := {m}.error_code)"))
+                else:
+                    run.append((code, f"{m}.{fld.name}"))
                 continue
-            _flush_pack(run, src, env)
+            flush()
             self._encode_value(fld, f"{m}.{fld.name}", version, flexible, src, env)
         tagged = sorted((x for x in st.fields if version in x.tagged), key=lambda x: x.tag or 0)
         if flexible and not tagged:
             run.append(("x", ""))  # no tagged fields in this version: count 0
-        _flush_pack(run, src, env)
+        flush()
         if flexible and tagged:
             self._encode_tags(tagged, m, version, src, env)
 
@@ -544,11 +582,14 @@ class MessageCodec:
                     src(f"out += _AP_{ch}({v})")
                     return
                 it = src.var("it")
+                each = src.counting and _has_error_code(item, version)
+                if each:  # every element's error code counted at once
+                    src(f"_n += len({v})")
                 src(f"for {it} in {v}:")
                 with src.indent():
                     before = len(src.lines)
                     if isinstance(item, StructType):
-                        self._encode_fields(item, it, version, flexible, src, env)
+                        self._encode_fields(item, it, version, flexible, src, env, counted=each)
                     else:
                         inner = Field(name="_", type=item, versions=fld.versions)
                         self._encode_value(inner, it, version, flexible, src, env)
@@ -608,6 +649,13 @@ def _why(exc: Exception) -> str:
     if isinstance(exc, (IndexError, _struct.error)):
         return "the frame ends inside it"
     return str(exc) or type(exc).__name__
+
+
+def _has_error_code(t: Any, version: int) -> bool:
+    """Whether `t` is a struct that writes an `error_code` of its own at `version`."""
+    return isinstance(t, StructType) and any(
+        f.name == "error_code" and version in f.versions and version not in f.tagged
+        and _fixed_code(f.type) is not None for f in t.fields)
 
 
 def _struct_of(t: Any) -> StructType | None:

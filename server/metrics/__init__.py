@@ -11,6 +11,6 @@ prometheus_client (70 ms), which only `registry` and `http` need, loaded when me
 are first served.
 """
 
-from .counts import TIME_EVERY, EventCounts, PlanCounts, error_counter
+from .counts import TIME_EVERY, EventCounts, PlanCounts, error_counter, errors_below_top
 
-__all__ = ["TIME_EVERY", "EventCounts", "PlanCounts", "error_counter"]
+__all__ = ["TIME_EVERY", "EventCounts", "PlanCounts", "error_counter", "errors_below_top"]

@@ -41,6 +41,14 @@ class PlanCounts:
     errors: dict[int, int]  # error code (not NONE) -> occurrences in answers
 
 
+def errors_below_top(cls: type) -> bool:
+    """Whether answers of `cls` hold error codes below their top level (in their topics,
+    partitions, members): those the dispatcher counts with the codec's counting encoder
+    as it writes them, rather than walking the answer again."""
+    fields = tuple(getattr(cls, "error_fields", ()))
+    return bool(fields) and fields != ("error_code",)
+
+
 def error_counter(cls: type) -> ErrorCounter | None:
     """A function counting the error codes (but NONE) of a `cls` answer into a dict,
     returning how many it holds; None for an answer whose one error code is its top

@@ -57,6 +57,8 @@ from .routes import served as served_routes
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
+    from kcsim.protocol.compiler import CountingEncoder
+
     from ..control.faults import Fault
     from ..metrics.registry import BrokerMetrics
     from ..offsets.activation import Activation
@@ -259,7 +261,12 @@ class Dispatcher:
                              result.abandon)
             else:
                 response = result
-            encoded = self.encode_response(plan, ctx.correlation_id, response)
+            # Error codes below the top level are counted by the encoder as it writes them.
+            encode_counting = plan.encode_counting if self._counting else None
+            if encode_counting is None:
+                encoded = self.encode_response(plan, ctx.correlation_id, response)
+            else:
+                encoded = self.encode_counted(plan, ctx.correlation_id, response, encode_counting)
         except Exception as exc:  # a bug in one handler answers one request
             return self._failed(plan, ctx, request, exc, logged, connection, received_ms, started)
         if self._counting:  # `_count`, inline: every request passes here
@@ -267,13 +274,14 @@ class Dispatcher:
             if started:
                 plan.timed += 1
                 plan.time_ns += perf_counter_ns() - started
-            counter = plan.count_errors
-            if counter is None:  # one error code, at the top level
-                plan.error_fields += 1
-                if response.error_code:
-                    self._count_error(plan, response.error_code)
-            else:
-                plan.error_fields += counter(response, plan.errors)
+            if encode_counting is None:
+                counter = plan.count_errors
+                if counter is None:  # one error code, at the top level
+                    plan.error_fields += 1
+                    if response.error_code:
+                        self._count_error(plan, response.error_code)
+                else:
+                    plan.error_fields += counter(response, plan.errors)
         if self.keeps_log:
             self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
                        state.now_ms, logged,
@@ -430,10 +438,18 @@ class Dispatcher:
     @staticmethod
     def encode_response(plan: Plan, correlation_id: int, response: Any) -> bytearray:
         """The response frame, size prefix included (not copied into bytes: it is only sent)."""
-        out = bytearray(_SIZE_CORR.pack(0, correlation_id))
-        if plan.flexible_response:
-            out += b"\x00"
+        out = _response_head(plan, correlation_id)
         plan.encode(response, out)
+        struct.pack_into(">i", out, 0, len(out) - 4)
+        return out
+
+    @staticmethod
+    def encode_counted(plan: Plan, correlation_id: int, response: Any,
+                       encode: CountingEncoder) -> bytearray:
+        """`encode_response` by the plan's counting encoder: the answer's error codes
+        counted into the plan as they are written."""
+        out = _response_head(plan, correlation_id)
+        plan.error_fields += encode(response, out, plan.errors)
         struct.pack_into(">i", out, 0, len(out) - 4)
         return out
 
@@ -442,3 +458,11 @@ class Dispatcher:
         body = codec(API_VERSIONS_KEY, "response").encode(
             cls(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=self.served.advertised(cls)), 0)
         return _SIZE_CORR.pack(len(body) + 4, correlation_id) + body
+
+
+def _response_head(plan: Plan, correlation_id: int) -> bytearray:
+    """A response frame's size (0 until the body is written) and header."""
+    out = bytearray(_SIZE_CORR.pack(0, correlation_id))
+    if plan.flexible_response:
+        out += b"\x00"  # the header's tagged fields: none
+    return out

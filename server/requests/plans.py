@@ -15,10 +15,12 @@ from kcsim.protocol.apis import APIS
 from kcsim.protocol.codecs import codec
 from kcsim.protocol.headers import read_client_id, request_header_version, response_header_version
 
-from ..metrics import PlanCounts, error_counter
+from ..metrics import PlanCounts, error_counter, errors_below_top
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from kcsim.protocol.compiler import CountingEncoder
 
     from ..listeners import Listener
     from .routes import Route
@@ -31,7 +33,8 @@ class Plan(PlanCounts):
     """Everything needed to serve one (api key, version), and what serving it counted."""
 
     __slots__ = ("cache", "cache_bytes", "cache_listener", "cache_state", "cache_state_of",
-                 "caches", "count_errors", "decode", "encode", "error_fields", "errors",
+                 "caches", "count_errors", "decode", "encode", "encode_counting", "error_fields",
+                 "errors",
                  "flexible_response",
                  "header_version", "name", "route", "served", "time_ns", "timed", "version",
                  "wire_key")
@@ -61,6 +64,11 @@ class Plan(PlanCounts):
         # needed: every answer of a plan is of one class); None: the answer has one error
         # code, at its top level, read inline (`top_level_error`).
         self.count_errors: Callable[[Any, dict[int, int]], int] | None = self._first_errors
+        # The encoder that counts them as it writes them (compiled when first needed), for
+        # answers with error codes below their top level; None for the others.
+        self.encode_counting: CountingEncoder | None = (
+            self._first_encode_counting if errors_below_top(codec(route.api_key, "response").cls)
+            else None)
 
     def _first_errors(self, response: Any, errors: dict[int, int]) -> int:
         counter = self.count_errors = error_counter(type(response))
@@ -70,6 +78,12 @@ class Plan(PlanCounts):
                 errors[code] = errors.get(code, 0) + 1
             return 1
         return counter(response, errors)
+
+    def _first_encode_counting(self, response: Any, out: bytearray,
+                               errors: dict[int, int]) -> int:
+        encode = self.encode_counting = codec(self.route.api_key, "response").counting_encoder(
+            self.version)
+        return encode(response, out, errors)
 
     def answers_for(self, listener: Listener) -> dict[bytes, bytes]:
         """The cached answers of `listener`, which becomes the one kept at hand."""
