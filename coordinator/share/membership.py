@@ -38,6 +38,7 @@ from kcsim.storage.records import Record
 from ..shared import emit
 from ..shared.describing import describe_each, not_found_message
 from ..shared.interface import kafka_client_host
+from ..shared.java import hash_map_order
 from ..shared.timers import share_session_key
 from .assignor import simple_assign
 from .model import ShareGroup, ShareGroups, ShareMember, member_records, target_records
@@ -233,8 +234,14 @@ class ShareMembership:
                     ids.add(topic_id)
                     counts[topic_id] = count
             subscriptions[member_id] = frozenset(ids)
+        # Kafka decides the subscription type on names, and lists a member's topics in the
+        # order of its HashSet of their names.
+        names = {m.subscribed_topic_names for m in members.values()}
+        order = [topics.topic_id(n) for n in hash_map_order(sorted(set().union(*names)))]
         return simple_assign(subscriptions, counts,
-                             {m: a for m, a in current.items() if m in members})
+                             {m: a for m, a in current.items() if m in members},
+                             homogeneous=len(names) <= 1,
+                             topic_order=[t for t in order if t is not None])
 
     # -- members going ------------------------------------------------------------------
 
