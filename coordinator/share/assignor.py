@@ -2,8 +2,8 @@
 share a partition.
 
 It works from a desired sharing: each partition wants ceil(members / partitions) members,
-and so each member wants an even share of partitions x sharing (the first members by
-index a partition fewer when it does not divide). Starting from the current assignment,
+and so each member wants an even share of partitions x sharing (where it does not divide,
+the larger shares spread evenly over the members by index). Starting from the current assignment,
 it takes back what a member no longer subscribes to, what a member holds over its share,
 and members from partitions shared more than desired; then it walks the partitions and
 hands each one still short of members to the members still short of partitions, round
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import uuid
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from ..shared.java import (
     JavaHashMap,
@@ -118,8 +118,8 @@ def _frozen_held(held: _Held) -> Assignment:
 
 
 def _desired_counts(sharing: int, partitions: int, members: int) -> list[int]:
-    """Each member's even share of partitions x sharing, in Java's doubles: the first
-    members take the smaller shares when it does not divide."""
+    """Each member's even share of partitions x sharing, in Java's doubles: where it
+    does not divide, the larger shares fall evenly spread over the members by index."""
     precise = sharing * partitions / members
     return [math.ceil(precise * (i + 1)) - math.ceil(precise * i) for i in range(members)]
 
@@ -159,7 +159,50 @@ def _fill(
             break
 
 
-class _Homogeneous:
+class _Builder(Generic[_Key]):
+    """What both of Kafka's builders share: the members' assignments as they change (a
+    copy of what a member holds, made when first changed), the members of each partition
+    and the partitions of each member as counted so far, and taking a member off a
+    partition shared more than desired."""
+
+    held: list[_Held]
+    taken: dict[int, _Taken]
+    sharing: int
+    by_partition: JavaHashMap[_Key, JavaHashSet[int]]
+    by_member: JavaHashMap[int, JavaHashSet[_Key]]
+
+    def _where(self, key: _Key) -> TopicPartition:
+        raise NotImplementedError
+
+    def _revoked(self, member: int) -> None:
+        """A member lost a partition to over-sharing."""
+
+    def _taken(self, member: int) -> _Taken:
+        if member not in self.taken:
+            self.taken[member] = _copy(self.held[member])
+        return self.taken[member]
+
+    def _revoke_overshared(self) -> None:
+        for key, assigned in self.by_partition.items():
+            count = len(assigned)
+            if count <= self.sharing:
+                continue
+            topic, p = self._where(key)
+            for member in assigned:
+                partitions = self._taken(member).get(topic)
+                if partitions is not None and p in partitions:
+                    partitions.remove(p)
+                    count -= 1
+                    assigned.remove(member)
+                    mine = self.by_member.get(member)
+                    assert mine is not None
+                    mine.remove(key)
+                    self._revoked(member)
+                if count <= self.sharing:
+                    break
+
+
+class _Homogeneous(_Builder[TopicPartition]):
     """SimpleHomogeneousAssignmentBuilder: all members over all the partitions at once."""
 
     def __init__(self, topics: Sequence[uuid.UUID], counts: Mapping[uuid.UUID, int],
@@ -170,11 +213,9 @@ class _Homogeneous:
         n, total = len(held), len(self.targets)
         self.sharing = (n + total - 1) // total if total else 0
         self.desired = _desired_counts(self.sharing, total, n)
-        self.taken: dict[int, _Taken] = {}
-        self.by_partition: JavaHashMap[TopicPartition, JavaHashSet[int]] = JavaHashMap(
-            _tp_hash, _sized(total))
-        self.by_member: JavaHashMap[int, JavaHashSet[TopicPartition]] = JavaHashMap(
-            java_int_hash, _sized(n))
+        self.taken = {}
+        self.by_partition = JavaHashMap(_tp_hash, _sized(total))
+        self.by_member = JavaHashMap(java_int_hash, _sized(n))
         self.unfilled: JavaHashSet[int] = JavaHashSet(java_int_hash, _sized(n))
         self.overfilled: JavaHashSet[int] = JavaHashSet(java_int_hash, _sized(n))
 
@@ -188,10 +229,11 @@ class _Homogeneous:
             _fill(self.by_partition, self.unfilled, self.sharing, self._give)
         return self.taken
 
-    def _taken(self, member: int) -> _Taken:
-        if member not in self.taken:
-            self.taken[member] = _copy(self.held[member])
-        return self.taken[member]
+    def _where(self, key: TopicPartition) -> TopicPartition:
+        return key
+
+    def _revoked(self, member: int) -> None:
+        self.unfilled.add(member)
 
     def _revoke_unsubscribed(self) -> None:
         """Count what each member holds of the subscribed topics, drop the rest, and sort
@@ -230,24 +272,6 @@ class _Homogeneous:
                 if len(mine) == desired:
                     break
 
-    def _revoke_overshared(self) -> None:
-        for tp, assigned in self.by_partition.items():
-            count = len(assigned)
-            if count <= self.sharing:
-                continue
-            for member in assigned:
-                partitions = self._taken(member).get(tp[0])
-                if partitions is not None and tp[1] in partitions:
-                    partitions.remove(tp[1])
-                    count -= 1
-                    assigned.remove(member)
-                    mine = self.by_member.get(member)
-                    assert mine is not None
-                    mine.remove(tp)
-                    self.unfilled.add(member)
-                if count <= self.sharing:
-                    break
-
     def _give(self, member: int, tp: TopicPartition) -> int:
         self._taken(member).setdefault(tp[0], set()).add(tp[1])
         mine = self.by_member.compute_if_absent(member, lambda: JavaHashSet(_tp_hash))
@@ -255,7 +279,7 @@ class _Homogeneous:
         return self.desired[member] - len(mine)
 
 
-class _TopicShare:
+class _TopicShare(_Builder[int]):
     """SimpleHeterogeneousAssignmentBuilder's TopicAssignmentPartialBuilder: one topic's
     partitions among the members that subscribe to it. Members are numbered over the
     whole group; one that does not subscribe desires none of the topic."""
@@ -269,10 +293,8 @@ class _TopicShare:
         shares = _desired_counts(self.sharing, count, len(subscribers))
         for member, share in zip(subscribers, shares, strict=True):
             self.desired[member] = share
-        self.by_partition: JavaHashMap[int, JavaHashSet[int]] = JavaHashMap(
-            java_int_hash, _sized(count))
-        self.by_member: JavaHashMap[int, JavaHashSet[int]] = JavaHashMap(
-            java_int_hash, _sized(len(subscribers)))
+        self.by_partition = JavaHashMap(java_int_hash, _sized(count))
+        self.by_member = JavaHashMap(java_int_hash, _sized(len(subscribers)))
 
     def build(self) -> None:
         for member, held in enumerate(self.held):
@@ -291,10 +313,8 @@ class _TopicShare:
                 unfilled.add(member)
         _fill(self.by_partition, unfilled, self.sharing, self._give)
 
-    def _taken(self, member: int) -> _Taken:
-        if member not in self.taken:
-            self.taken[member] = _copy(self.held[member])
-        return self.taken[member]
+    def _where(self, key: int) -> TopicPartition:
+        return self.topic, key
 
     def _revoke_overfilled(self) -> None:
         for member, mine in self.by_member.items():
@@ -307,23 +327,6 @@ class _TopicShare:
                 members.remove(member)
                 mine.remove(p)
                 self._taken(member)[self.topic].remove(p)
-
-    def _revoke_overshared(self) -> None:
-        for p, assigned in self.by_partition.items():
-            count = len(assigned)
-            if count <= self.sharing:
-                continue
-            for member in assigned:
-                partitions = self._taken(member).get(self.topic)
-                if partitions is not None and p in partitions:
-                    partitions.remove(p)
-                    count -= 1
-                    assigned.remove(member)
-                    mine = self.by_member.get(member)
-                    assert mine is not None
-                    mine.remove(p)
-                if count <= self.sharing:
-                    break
 
     def _give(self, member: int, p: int) -> int:
         self._taken(member).setdefault(self.topic, set()).add(p)

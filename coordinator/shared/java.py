@@ -42,6 +42,31 @@ def hash_map_order(keys: Iterable[str]) -> list[str]:
     return sorted(ordered, key=bucket)  # stable: insertion order within a bucket
 
 
+_FIBONACCI = 0x9E3779B97F4A7C15  # 2^64 / the golden ratio: Kafka's BaseHashTable multiplier
+
+
+def timeline_hash_map_order(keys: Iterable[str], peak: int = 0) -> list[str]:
+    """The keys, put in this order, as Kafka's TimelineHashMap (its BaseHashTable) lists
+    them: by slot -- the top bits of the string's hash times 2^64 / the golden ratio, as
+    many bits as the table has slots -- and within a slot the last put first (its
+    iterator takes a slot's chain from the end). The table starts with 2 slots, doubles
+    when a key would take it past 4/3 full and never shrinks: `peak` is the most keys it
+    ever held, if more than now."""
+    ordered = list(dict.fromkeys(keys))
+    slots = 2
+    for size in range(1, max(peak, len(ordered)) + 1):
+        if size * 0.75 > slots:
+            slots *= 2
+    shift = 64 - (slots.bit_length() - 1)
+    rank = {key: i for i, key in enumerate(ordered)}
+
+    def position(key: str) -> tuple[int, int]:
+        product = (java_string_hash(key) * _FIBONACCI) & 0xFFFFFFFFFFFFFFFF
+        return product >> shift, -rank[key]
+
+    return sorted(ordered, key=position)
+
+
 def java_uuid_hash(value: uuid.UUID) -> int:
     """Kafka's `Uuid.hashCode`: the two halves xor-ed, then the long's halves (unsigned)."""
     h = (value.int >> 64) ^ (value.int & 0xFFFFFFFFFFFFFFFF)

@@ -8,7 +8,7 @@ import pytest
 
 from kcsim.coordinator.share.assignor import _tp_hash, simple_assign
 from kcsim.coordinator.share.model import ShareGroups, ShareMember, member_records, target_records
-from kcsim.coordinator.shared.java import JavaHashMap
+from kcsim.coordinator.shared.java import JavaHashMap, timeline_hash_map_order
 
 T1 = uuid.UUID(int=1)
 T2 = uuid.UUID(int=2)
@@ -117,6 +117,15 @@ def test_partitions_are_walked_in_the_order_javas_hashmap_lists_them():
         for p in range(count):
             appended.put((topic, p), None)
     assert appended.keys().index((t1, 2)) < appended.keys().index((t0, 11))
+
+
+def test_members_are_listed_as_kafkas_timeline_table_of_the_group_lists_them():
+    """Orders observed from Kafka 4.4's TimelineHashMap: by slot, the last put first within
+    one, and a table grown by members since gone keeps its slots."""
+    assert timeline_hash_map_order("abc") == ["c", "b", "a"]
+    assert timeline_hash_map_order(["a", "c", "d", "e", "f"], peak=5) == ["f", "c", "e", "d", "a"]
+    assert timeline_hash_map_order(["x0", "y0", "z0"]) == ["z0", "y0", "x0"]
+    assert timeline_hash_map_order(["x0", "y0", "z0"], peak=6) == ["z0", "x0", "y0"]
 
 
 def test_no_members_no_assignment():

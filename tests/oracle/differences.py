@@ -270,20 +270,13 @@ NOTES: tuple[tuple[str, str], ...] = (
      "share partition to initialize. ShareFetch's records are compared as the batches "
      "returned (base offset, record count): kcsim keeps a batch's partition leader epoch "
      "as the producer sent it (-1) where Kafka stamps its own (0), as in Fetch."),
-    ("KIP-932 share groups: the simple assignor's order among member ids in one bucket",
-     "kcsim's simple share assignor is Kafka 4.4's (SimpleHomogeneousAssignmentBuilder and "
-     "its heterogeneous twin) step for step, walking members and partitions in the order "
-     "Java's HashMaps list them. Kafka numbers the members in the order a HashMap of their "
-     "ids lists them; two ids in one bucket of it come in the order Kafka's own table of the "
-     "group (a TimelineHashMap) gives them, which kcsim does not follow: it takes them in "
-     "the order they joined. The numbering decides which members take the smaller shares "
-     "when the partitions do not divide evenly, so such a group can get another, equally "
-     "balanced, target. tests/oracle/test_share_groups.py compares the assignments of "
-     "groups over several partitions and two topics, with member ids in distinct buckets "
-     "and subscriptions that differ: where all members subscribe to the same topics, Kafka "
-     "walks the partitions in the order of a HashMap of (topic id, partition), and each "
-     "broker draws its own topic ids; tests/coordinator/test_share_group.py holds that case "
-     "to the answers of Kafka 4.4's SimpleAssignor for the same ids."),
+    ("KIP-932 share groups: a target assignment in every heartbeat that changes the group",
+     "kcsim computes a share group's target assignment in the heartbeat that changes the "
+     "group; Kafka 4.4 at most once per `group.share.assignment.interval.ms` (1 s by "
+     "default), so there members that join within it are assigned together, a little "
+     "later, and a group can take another path to its target (the simple assignor keeps "
+     "what members hold). The oracle runs Kafka at interval 0 and compares the assignments "
+     "of groups joined one member at a time (tests/oracle/test_share_groups.py)."),
     ("kafka-python 3.0.12 stalls after a metadata-triggered rejoin: a client bug",
      "Create a topic with CreateTopics, subscribe one kafka-python 3.0.12 consumer and "
      "poll with short time-outs: now and then (3 of 28 runs against Kafka 4.4.0, 2 of "
