@@ -38,6 +38,7 @@ from kcsim.storage.records import Record
 from ..shared import emit
 from ..shared.describing import describe_each, not_found_message
 from ..shared.interface import kafka_client_host
+from ..shared.java import hash_map_order, timeline_hash_map_order
 from ..shared.timers import share_session_key
 from .assignor import simple_assign
 from .model import ShareGroup, ShareGroups, ShareMember, member_records, target_records
@@ -168,7 +169,7 @@ class ShareMembership:
             emit.event(rt, group_id, "share", "epoch-bumped", cause, detail={"epoch": group_epoch})
         targets: dict[str, Assignment] = group.targets
         if group_epoch > group.assignment_epoch:
-            targets = self._assign(members, group.targets)
+            targets = self._assign(group, members)
             for record in target_records(group_id, group_epoch, targets, rt.now):
                 rt.write(record)
         target = targets.get(member_id, {})
@@ -220,12 +221,16 @@ class ShareMembership:
                 parts.append(f"{name}:{topic_id}:{count}")
         return zlib.crc32(";".join(parts).encode()) if parts else 0
 
-    def _assign(self, members: dict[str, ShareMember],
-                current: dict[str, Assignment]) -> dict[str, Assignment]:
+    def _assign(self, group: ShareGroup, members: dict[str, ShareMember]) -> dict[str, Assignment]:
+        """The simple assignor's targets for `members` (the group's, with the heartbeating
+        one's update, a new one last). Kafka hands it the members in the order its table of
+        the group lists them, the heartbeating member already in it, and a HashMap of them
+        then orders them again (ties within a bucket kept in that order)."""
         topics = self.rt.topics
         counts: dict[uuid.UUID, int] = {}
         subscriptions: dict[str, frozenset[uuid.UUID]] = {}
-        for member_id, m in members.items():
+        for member_id in timeline_hash_map_order(members, max(group.peak_members, len(members))):
+            m = members[member_id]
             ids = set()
             for name in m.subscribed_topic_names:
                 topic_id, count = topics.topic_id(name), topics.partition_count(name)
@@ -233,8 +238,14 @@ class ShareMembership:
                     ids.add(topic_id)
                     counts[topic_id] = count
             subscriptions[member_id] = frozenset(ids)
+        # Kafka decides the subscription type on names, and lists a member's topics in the
+        # order of its HashSet of their names.
+        names = {m.subscribed_topic_names for m in members.values()}
+        listed = [topics.topic_id(n) for n in hash_map_order(sorted(set().union(*names)))]
         return simple_assign(subscriptions, counts,
-                             {m: a for m, a in current.items() if m in members})
+                             {m: a for m, a in group.targets.items() if m in members},
+                             homogeneous=len(names) <= 1,
+                             topic_order=[t for t in listed if t is not None])
 
     # -- members going ------------------------------------------------------------------
 

@@ -70,6 +70,9 @@ class ShareGroup:
     assignment_timestamp: int = 0
     members: dict[str, ShareMember] = field(default_factory=dict)
     targets: dict[str, Assignment] = field(default_factory=dict)
+    # the most members the group held at once: Kafka's table of them never shrinks, and
+    # the order it lists them in (which the assignor follows) depends on its size
+    peak_members: int = 0
 
     @property
     def state(self) -> str:
@@ -80,6 +83,7 @@ class ShareGroup:
         m = self.members.get(member_id)
         if m is None:
             m = self.members[member_id] = ShareMember(member_id)
+            self.peak_members = max(self.peak_members, len(self.members))
         return m
 
 

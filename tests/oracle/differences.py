@@ -270,16 +270,13 @@ NOTES: tuple[tuple[str, str], ...] = (
      "share partition to initialize. ShareFetch's records are compared as the batches "
      "returned (base offset, record count): kcsim keeps a batch's partition leader epoch "
      "as the producer sent it (-1) where Kafka stamps its own (0), as in Fetch."),
-    ("KIP-932 share groups: the simple assignor over several partitions (not yet fixed)",
-     "Kafka 4.4's simple share assignor (SimpleHomogeneousAssignmentBuilder and its "
-     "heterogeneous twin) spreads members over partitions by a desired sharing count, "
-     "revoking from members and partitions that hold more than their share; kcsim's "
-     "(coordinator/share/assignor.py) follows Kafka 4.1's: each member hashed onto one "
-     "partition, unheld partitions round-robin, every member keeping what it had. Where a "
-     "group has more than one partition the two can give different targets (in one run, three "
-     "members joining one by one on two partitions: Kafka gave the last to join both and "
-     "the others one each, kcsim the first both and the others one each). With one partition both give it to every member, which "
-     "is what the oracle compares."),
+    ("KIP-932 share groups: a target assignment in every heartbeat that changes the group",
+     "kcsim computes a share group's target assignment in the heartbeat that changes the "
+     "group; Kafka 4.4 at most once per `group.share.assignment.interval.ms` (1 s by "
+     "default), so there members that join within it are assigned together, a little "
+     "later, and a group can take another path to its target (the simple assignor keeps "
+     "what members hold). The oracle runs Kafka at interval 0 and compares the assignments "
+     "of groups joined one member at a time (tests/oracle/test_share_groups.py)."),
     ("kafka-python 3.0.12 stalls after a metadata-triggered rejoin: a client bug",
      "Create a topic with CreateTopics, subscribe one kafka-python 3.0.12 consumer and "
      "poll with short time-outs: now and then (3 of 28 runs against Kafka 4.4.0, 2 of "

@@ -80,6 +80,9 @@ TEST_SETTINGS: dict[str, str] = {
     "group.consumer.min.assignment.interval.ms": "0",
     "group.consumer.max.assignment.interval.ms": "15000",
     "group.consumer.assignor.offload.enable": "false",
+    # kcsim computes a share group's target in the heartbeat that changes the group (it has
+    # no share assignment interval, differences.py); Kafka too at interval 0.
+    "group.share.assignment.interval.ms": "0",
 }
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from kcsim.coordinator.shared.java import java_string_hash
 from kcsim.protocol.codecs import request_class
 from kcsim.protocol.record_batch import iter_batches
 from tests.server.fuzz.batches import batch
@@ -192,33 +193,97 @@ def test_share_group_heartbeat(across: Across) -> None:
     assert across(HEARTBEAT, sh_heartbeats)
 
 
-def sh_describe(run: Run, version: int) -> None:
-    """Three members share a one-partition topic (the simple assignor gives it to each:
-    how Kafka 4.4 spreads members over several partitions kcsim does not follow yet,
-    differences.py); an unknown group and a consumer group are described alongside."""
-    group, topic = run.group(), run.topic()
-    ops.create_topic(run, topic, 1, compare=False)
-    names = [member(run, n) for n in ("a", "b", "c")]
-    for name in names:  # numbered in join order, whatever order the answers list them in
-        run.ids.member(name)
-    epochs = {m: assigned(run, group, m, [topic], 1) for m in names}
-
+def settle(run: Run, group: str, epochs: dict[str, int]) -> None:
+    """Heartbeat every member (uncompared) until the group is Stable with each member at
+    the group's epoch: Kafka may bump it again as it initializes share partitions."""
     def stable() -> bool:
-        for m in names:
+        for m in epochs:
             epochs[m] = heartbeat(run, group, m, epochs[m], compare=False).member_epoch
         g = run.call(DESCRIBE, 1, D(group_ids=[group]), compare=False).groups[0]
         return g.group_state == "Stable" and all(
             x.member_epoch == g.group_epoch for x in g.members)
 
     run.until("a stable group", stable)
+
+
+def sh_describe(run: Run, version: int) -> None:
+    """Three members share a one-partition topic (the simple assignor gives it to each);
+    an unknown group and a consumer group are described alongside."""
+    group, topic = run.group(), run.topic()
+    ops.create_topic(run, topic, 1, compare=False)
+    names = [member(run, n) for n in ("a", "b", "c")]
+    for name in names:  # numbered in join order, whatever order the answers list them in
+        run.ids.member(name)
+    epochs = {m: assigned(run, group, m, [topic], 1) for m in names}
+    settle(run, group, epochs)
     consumers = run.group("consumers")
     ops.cg_heartbeat(run, consumers, member(run, "c"), 0, topics=[topic], rebalance_ms=30000,
                      owned=[], compare=False)
     describe(run, [group, group + "-none", consumers], version=version)
 
 
+def tied(run: Run, count: int, label: str) -> list[str]:
+    """`count` member ids, the first two in one bucket of a Java HashMap of them: the
+    simple assignor numbers members in that map's order, and Kafka breaks such a tie by
+    the order its own table of the group lists them."""
+    first = member(run, f"{label}0")
+    candidates = [member(run, f"{label}{i}") for i in range(1, 200)]
+    second = next(m for m in candidates if _bucket(m) == _bucket(first))
+    return [first, second] + [m for m in candidates if m != second][:count - 2]
+
+
+def _bucket(member_id: str) -> int:
+    h = java_string_hash(member_id) & 0xFFFFFFFF
+    return (h ^ (h >> 16)) & 15
+
+
+def sh_assignments(run: Run) -> None:
+    """Kafka 4.4's simple assignor over several partitions, compared assignment by
+    assignment: three members joining one by one over four partitions, then one leaving;
+    then five members over two topics with different subscriptions (four of them over a
+    topic of three partitions).
+
+    The first member also names a topic that does not exist, so the subscriptions differ
+    and Kafka balances topic by topic, by partition number. Where they all agree Kafka
+    walks the partitions in the order of a HashMap of (topic id, partition), and each
+    broker draws its own topic ids, so the two would walk them differently: that case is
+    checked against Kafka's SimpleAssignor in tests/coordinator/test_share_group.py."""
+    group, t, u = run.group(), run.topic("t"), run.topic("u")
+    ops.create_topic(run, t, 4, compare=False)
+    ops.create_topic(run, u, 3, compare=False)
+    ops.topic_ids(run, t, u)  # topic ids compare by name
+    names = tied(run, 3, "a")
+    for name in names:
+        run.ids.member(name)
+    epochs = {}
+    for m, topics in zip(names, [[t, run.topic("none")], [t], [t]], strict=True):
+        epochs[m] = assigned(run, group, m, topics, 1)
+        settle(run, group, epochs)
+    describe(run, [group], label="three members over four partitions")
+    gone = names[1]
+    heartbeat(run, group, gone, -1, compare=False)
+    del epochs[gone]
+    settle(run, group, epochs)
+    describe(run, [group], label="after the second left")
+
+    mixed = run.group("mixed")
+    subscriptions = [[t], [u], [t, u], [u], [u]]
+    names = tied(run, len(subscriptions), "m")
+    for name in names:
+        run.ids.member(name)
+    epochs = {}
+    for m, topics in zip(names, subscriptions, strict=True):
+        epochs[m] = assigned(run, mixed, m, topics, 1)
+        settle(run, mixed, epochs)
+    describe(run, [mixed], label="different subscriptions")
+
+
 def test_share_group_describe(across: Across) -> None:
     assert across(DESCRIBE, sh_describe)
+
+
+def test_share_group_assignments(differential: Any) -> None:
+    differential(sh_assignments)
 
 
 def sh_fetch(run: Run, version: int) -> None:
