@@ -106,7 +106,6 @@ class Worker:
         self.thread.join(WAIT_S)
 
 
-
 @pytest.fixture
 def share(kcsim: Any) -> Iterator[sharekit.Share[Worker]]:
     s = sharekit.Share(kcsim, functools.partial(Worker, kcsim.bootstrap), WAIT_S)
