@@ -201,6 +201,10 @@ def _fields(columns: RecordColumns, key_type: type, keys: Sequence[object],
     for f in columns.plans[key_type][1]:
         get = operator.attrgetter(f.attr)
         data: list[object]
+        if f.plain_int and (f.part == 0 or not tombstones):
+            owners = keys if f.part == 0 else values
+            filled[f.index] = pa.array(np.fromiter(map(get, owners), np.int64, len(owners)))
+            continue
         if f.part == 0:
             data = list(map(get, keys))
         elif tombstones:
