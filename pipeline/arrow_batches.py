@@ -119,9 +119,11 @@ def record_batches(segment: SegmentPlace, columns: RecordColumns,
         stamps.extend(repeat(frame.timestamp_ms, len(pairs)))
         keys.extend(map(_KEY, pairs))
         values.extend(map(_VALUE, pairs))
-        if len(keys) >= BATCH_ROWS:
-            yield _columns_batch(columns, segment.base, positions, stamps, keys, values)
-            positions, stamps, keys, values = [], [], [], []
+        if len(keys) >= BATCH_ROWS:  # a batch of exactly BATCH_ROWS, the rest kept for the next
+            yield _columns_batch(columns, segment.base, positions[:BATCH_ROWS],
+                                 stamps[:BATCH_ROWS], keys[:BATCH_ROWS], values[:BATCH_ROWS])
+            del positions[:BATCH_ROWS], stamps[:BATCH_ROWS], keys[:BATCH_ROWS]
+            del values[:BATCH_ROWS]
     if keys:
         yield _columns_batch(columns, segment.base, positions, stamps, keys, values)
     warn_tear(read.tear)
@@ -191,13 +193,16 @@ _NULLS: dict[pa.DataType, pa.Array] = {}
 
 
 def _nulls(columns: RecordColumns, index: int, n: int) -> pa.Array:
-    """``n`` nulls of column ``index``: a slice of one array kept per type, most columns
-    of a batch being all nulls."""
+    """``n`` nulls of column ``index``; those of a full batch made once per type, most
+    columns of a batch being all nulls. (Not a slice of a longer array: Arrow's stream
+    writer would send some types' buffers whole.)"""
     field_type = columns.schema.field(index).type
+    if n != BATCH_ROWS:
+        return pa.nulls(n, field_type)
     kept = _NULLS.get(field_type)
-    if kept is None or len(kept) < n:
-        kept = _NULLS[field_type] = pa.nulls(max(n, 2 * BATCH_ROWS), field_type)
-    return kept.slice(0, n)
+    if kept is None:
+        kept = _NULLS[field_type] = pa.nulls(n, field_type)
+    return kept
 
 
 def _fields(columns: RecordColumns, key_type: type, keys: Sequence[object],
