@@ -44,6 +44,7 @@ class FieldColumn:
     part: int  # 0: the key, 1: the value
     attr: str
     convert: Callable[[Any], Any] | None  # to what pyarrow takes; None: as it is
+    plain_int: bool = False  # an int that is never None: gathered into an int64 array directly
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,8 @@ def record_columns(types: Iterable[RecordType]) -> RecordColumns:
                     index = len(fields)
                     fields.append(pa.field(name, arrow))
                     by_name[name] = index
-                placed.append(FieldColumn(index, part, field.name, convert))
+                placed.append(FieldColumn(index, part, field.name, convert,
+                                          isinstance(field.type, mi.IntType)))
         plans[t.key] = (t.name, tuple(placed))
     return RecordColumns(pa.schema(fields), plans)
 

@@ -288,7 +288,7 @@ def find_valid_frame(buf: bytes, start: int, end: int) -> int | None:
         search_from = magic_at + 1
 
 
-def _batch_pairs(decode_batch: Callable[[Any], list[tuple[Any, Any]]], payload: memoryview,
+def batch_pairs(decode_batch: Callable[[Any], list[tuple[Any, Any]]], payload: memoryview,
                  count: int) -> list[tuple[Any, Any]]:
     """A batch's (key, value) pairs; as many as its header says, or it does not decode."""
     pairs = decode_batch(payload)
@@ -310,7 +310,7 @@ def decode_frames(types: RecordTypes, buf: bytes, start: int, end: int) -> Itera
         pos += FRAME_PREFIX_SIZE + length
         decode_key, decode_value, _, decode_batch = decoders[type_id]
         if flags & FRAME_FLAG_BATCH:
-            for key, value in _batch_pairs(decode_batch, view[key_start:pos], key_len):
+            for key, value in batch_pairs(decode_batch, view[key_start:pos], key_len):
                 yield Record(key, value)
             continue
         yield Record(
@@ -348,7 +348,7 @@ def scan_and_decode(types: RecordTypes, buf: bytes, start: int,
                 return ScanResult(count, pos, _unsupported_reason(decoders, type_id, version),
                                   True)
             if flags & FRAME_FLAG_BATCH:
-                for key, value in _batch_pairs(entry[3], view[key_start:frame_end], key_len):
+                for key, value in batch_pairs(entry[3], view[key_start:frame_end], key_len):
                     yield Record(key, value)
                 count += key_len
             else:

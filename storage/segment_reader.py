@@ -11,7 +11,7 @@ replay's decoders. The frame layout stays private to ``storage.segment``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import msgspec
 
@@ -23,6 +23,7 @@ from .segment import (
     FRAME_HEADER_SIZE,
     NIL,
     SEGMENT_HEADER_SIZE,
+    batch_pairs,
     decode_frames,
     decode_raw_pairs,
     iter_frame_bounds,
@@ -121,6 +122,30 @@ class JudgedSegment:
                     position += 1
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise undecodable(self.types, self.place.path, buf, run[-1].end, exc) from exc
+
+    def frame_pairs(self, wanted: Container[int] | None = None,
+                    ) -> Iterator[tuple[Frame, list[tuple[Any, Any]]]]:
+        """Each frame (of the ``wanted`` type ids) with its records as decoded
+        (key, value or None) pairs: a batch frame's in one decode, for readers that
+        build columns a frame at a time. Raises as :meth:`records` raises."""
+        buf = self.buf
+        view = memoryview(buf)
+        codecs = self.types.codecs
+        for frame in self.frames():
+            if wanted is not None and frame.type_id not in wanted:
+                continue
+            decode_key, decode_value, _, decode_batch = codecs[frame.type_id]  # type: ignore[misc]
+            body = frame.start + FRAME_HEADER_SIZE
+            try:
+                if frame.batch:
+                    pairs = batch_pairs(decode_batch, view[body:frame.end], frame.records)
+                else:
+                    key_end = body + FRAME.unpack_from(buf, frame.start)[6]
+                    pairs = [(decode_key(view[body:key_end]),
+                              None if frame.tombstone else decode_value(view[key_end:frame.end]))]
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                raise undecodable(self.types, self.place.path, buf, frame.end, exc) from exc
+            yield frame, pairs
 
     def raw_records(self) -> Iterator[RawRecord]:
         """Every record as encoded, a batch frame's split out as compaction splits them."""
