@@ -33,15 +33,6 @@ LOCAL_DEFAULTS: dict[str, str] = {
     "spark.sql.shuffle.partitions": "8",
 }
 
-# Java options put before the caller's own (which win): Arrow's checks on each buffer
-# access off. Spark turns the Arrow batches the data source yields into rows by
-# asking every column of every row whether it is null and reading it; with the
-# checks on, each ask also reads the buffer's reference count and checks bounds,
-# a large share of the JVM's time per record of a 100-column view.
-ARROW_JAVA_OPTIONS = ("-Darrow.enable_unsafe_memory_access=true "
-                      "-Darrow.enable_null_check_for_get=false")
-JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
-
 
 def spark_session(master: str | None = None, app_name: str = "kcsim-pipeline",
                   conf: Mapping[str, str] | None = None) -> SparkSession:
@@ -57,10 +48,7 @@ def spark_session(master: str | None = None, app_name: str = "kcsim-pipeline",
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.master(master).appName(app_name)
-    settings = {**DEFAULTS, **(LOCAL_DEFAULTS if local else {}), **(conf or {})}
-    for key in JAVA_OPTIONS:
-        settings[key] = f"{ARROW_JAVA_OPTIONS} {settings.get(key, '')}".strip()
-    for key, value in settings.items():
+    for key, value in {**DEFAULTS, **(LOCAL_DEFAULTS if local else {}), **(conf or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     register(spark)
