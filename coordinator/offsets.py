@@ -255,7 +255,12 @@ class OffsetHandlers:
             answered.append((key, parts))
         if events and written:
             if reset is None:
-                self.summary.note(self.rt, group_id, written)
+                counts = self.summary.counts.get(group_id)
+                if counts is not None and now < counts[2]:  # `note`, inline: not due yet
+                    counts[0] += 1
+                    counts[1] += written
+                else:
+                    self.summary.note(self.rt, group_id, written)
             else:
                 self._reset_event(group_id, reset)
         return OffsetCommitResponse(topics=_merge(rejected, answered))

@@ -75,28 +75,30 @@ class CommitSummary:
     """Offset commits counted per group, written as one `offsets-committed` event per group
     per COMMIT_SUMMARY_MS of coordinator time at most (soft state: a restart starts afresh).
 
-    `note` runs on every commit while events are on: a dict lookup, two additions and a
-    comparison, unless the summary is due."""
+    Every commit is counted while events are on, so the count is the cheap part: the
+    caller adds to `counts[group]` (commits, partitions, when the next summary is due)
+    itself while `counts[group][2]` is in the future, and calls `note` only otherwise."""
 
-    __slots__ = ("_counts",)
+    __slots__ = ("counts",)
 
     def __init__(self) -> None:
-        # group -> [commits, partitions, when the last summary was written]
-        self._counts: dict[str, list[int]] = {}
+        # group -> [commits, partitions, when the next summary is due]
+        self.counts: dict[str, list[int]] = {}
 
     def note(self, rt: GroupRuntime, group_id: str, partitions: int) -> None:
-        counts = self._counts.get(group_id)
+        """Count a commit of `partitions` partitions; write the summary if it is due."""
+        counts = self.counts.get(group_id)
         if counts is None:
-            counts = self._counts[group_id] = [0, 0, -COMMIT_SUMMARY_MS]
+            counts = self.counts[group_id] = [0, 0, rt.now]
         counts[0] += 1
         counts[1] += partitions
         now = rt.now
-        if now - counts[2] >= COMMIT_SUMMARY_MS:
+        if now >= counts[2]:
             detail: Detail = {"commits": counts[0], "partitions": counts[1]}
             rt.write(rt.events.event(now, group_id, group_type(rt, group_id),
                                      "offsets-committed", "request", "", detail))
             counts[0] = counts[1] = 0
-            counts[2] = now
+            counts[2] = now + COMMIT_SUMMARY_MS
 
 
 class _Member(Protocol):
