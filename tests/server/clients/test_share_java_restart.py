@@ -23,13 +23,16 @@ hears of it.
 from __future__ import annotations
 
 import signal
+import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from kcsim.admin import AdminClient, SharePartitionOffset, TopicPartition
+
 from .test_control_http import CONTROL, Control
-from .test_share_java import WAIT_S, Share, Worker
+from .test_share_java import WAIT_S, JavaShare, Worker
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -63,6 +66,15 @@ class Served:
     def wait_for_request(self, api: int, *, client_id: str, since: int, timeout: float) -> None:
         self.control.wait_request(api=api, client_id=client_id, since=since, timeout=timeout)
 
+    def wait_for_share_partition(self, group: str, topic: str, *, timeout: float) -> None:
+        """Until a member fetched the group's partition 0 of `topic` (it has a start offset)."""
+        deadline = time.monotonic() + timeout
+        with AdminClient(self.bootstrap) as admin:
+            while admin.list_share_group_offsets({group: [TopicPartition(topic, 0)]})[group].get(
+                    TopicPartition(topic, 0), SharePartitionOffset(-1)).start_offset < 0:
+                assert time.monotonic() < deadline, f"no member fetched {topic} of {group}"
+                time.sleep(0.05)
+
     def crash_and_start_again(self, also_dies: Worker) -> None:
         """SIGKILL the server (and `also_dies`'s JVM), then start it on its data dir and port."""
         proc, self.server.proc = self.server.proc, None
@@ -83,7 +95,8 @@ def acked(worker: Worker) -> Counter[int]:
 def test_a_crash_loses_no_answered_acceptance_and_brings_back_every_held_record(
         kcsim_factory: Any, tmp_path: Path) -> None:
     broker = Served(kcsim_factory(control_port=0, share_group_record_lock_duration_ms=LOCK_MS))
-    share = Share(broker, tmp_path)
+    share = JavaShare(broker, lambda name, mode, changed: Worker(
+        broker.bootstrap, name, mode, tmp_path / f"{name}.log", changed), WAIT_S)
     try:
         (holder,) = share.start(1)
         holder.tell("release-then-stall")
