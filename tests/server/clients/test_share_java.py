@@ -92,7 +92,8 @@ class JavaShare(sharekit.Share[Worker]):
     """The scenarios' Share, whose failed waits show the JVMs' logs."""
 
     def details(self) -> str:
-        return "\n".join(f"{w.name}: {w.log.read_text()[-3000:]}" for w in self.workers)
+        logs = "\n".join(f"{w.name}: {w.log.read_text()[-3000:]}" for w in self.workers)
+        return f"{super().details()}\n{logs}"
 
 
 @pytest.fixture
