@@ -32,7 +32,7 @@ run: $(STAMP)
 	$(BIN)/kcsim serve --host 127.0.0.1 --port 9092 --data-dir ./data
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q --durations=40 $(PYTEST_ARGS)
 
 test-containers: $(STAMP)
 	eval "$$(docker/ci-engine.sh start)"; \
