@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from typing import TYPE_CHECKING
 
 import pytest
 
 from kcsim.admin import AdminClient
+from kcsim.protocol.codecs import request_class
 from tests.admin.helpers import produce
 from tests.admin.streams_app import StreamsApp
 
@@ -34,6 +36,8 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.java, pytest.mark.timeout(900)]
 
 MAIN = "org.apache.kafka.tools.streams.StreamsGroupCommand"
+CONSUMER_GROUP_HEARTBEAT = 68
+ConsumerHeartbeat = request_class(CONSUMER_GROUP_HEARTBEAT)
 PARTITIONS = 3
 TASKS = 6  # two subtopologies of three partitions
 BEAT_S = 1.0
@@ -73,6 +77,7 @@ class Scenario:
         self.topic = f"sg-words-{suffix}"
         self.running = StreamsApp(bootstrap, f"sg-count-{suffix}", self.topic, PARTITIONS)
         self.idle = StreamsApp(bootstrap, f"sg-idle-{suffix}", self.topic, PARTITIONS)
+        self.probe = f"sg-probe-{suffix}"
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._beat, daemon=True)
 
@@ -82,7 +87,7 @@ class Scenario:
         # Kafka, creating them in the background, would bump the group epoch when they land,
         # at a time of its own.
         internal = [t for app in (self.idle, self.running) for t in (app.repartition, app.changelog)]
-        for name in internal:
+        for name in [*internal, self.probe]:
             self.idle.wire.create_topic(name, PARTITIONS)
         with AdminClient(self.bootstrap, timeout=10) as admin:
             deadline = time.monotonic() + 30
@@ -90,6 +95,7 @@ class Scenario:
                           for d in [admin.describe_topics(internal)] for t in internal):
                 assert time.monotonic() < deadline, f"{internal} not all known after 30 s"
                 time.sleep(0.1)
+        self._await_the_coordinator_knows_the_probe()
         self.idle.settle_until_owned(["x"], TASKS)
         self.idle.commit("x", {0: 2, 1: 5, 2: 9})
         self.idle.leave("x")
@@ -97,6 +103,31 @@ class Scenario:
         self.running.commit("a", {0: 3, 1: 4})
         self.thread.start()
         return self
+
+    def _await_the_coordinator_knows_the_probe(self) -> None:
+        """Kafka's group coordinator learns of topics from the metadata log a little after its
+        broker's Metadata answers name them; a streams member joining meanwhile finds its
+        internal topics missing, and the group epoch is bumped again once they land. The
+        probe topic is made after the internal topics, so once a KIP-848 member subscribed
+        to it is assigned its partitions, the coordinator knows them all. The probe group is
+        a consumer group: kafka-streams-groups lists streams groups only."""
+        group, member, epoch = f"{self.probe}-probe", uuid.uuid4().hex, 0
+        deadline = time.monotonic() + 30
+        while True:
+            answer = self.idle.wire.call(CONSUMER_GROUP_HEARTBEAT, 1, ConsumerHeartbeat(
+                group_id=group, member_id=member, member_epoch=epoch,
+                rebalance_timeout_ms=30000 if epoch == 0 else -1,
+                subscribed_topic_names=[self.probe] if epoch == 0 else None,
+                topic_partitions=[] if epoch == 0 else None))
+            assert answer.error_code == 0, answer
+            epoch = answer.member_epoch
+            if answer.assignment is not None and answer.assignment.topic_partitions:
+                break
+            assert time.monotonic() < deadline, f"{self.probe} not assigned after 30 s"
+            time.sleep(0.1)
+        left = self.idle.wire.call(CONSUMER_GROUP_HEARTBEAT, 1, ConsumerHeartbeat(
+            group_id=group, member_id=member, member_epoch=-1))
+        assert left.error_code == 0, left
 
     def _beat(self) -> None:
         while not self.stop.wait(BEAT_S):
