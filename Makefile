@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 SOURCES := face protocol coordinator storage server admin tools pipeline
 
-.PHONY: install run test test-containers image bench soak fuzz lint messages clean
+.PHONY: install run test test-containers test-cluster image bench soak fuzz lint messages clean
 
 # The folders install as kcsim's subpackages (pyproject.toml maps them). The editable
 # install is strict: build/ holds a kcsim/ of links to each file, on a plain .pth path,
@@ -38,6 +38,10 @@ test-containers: $(STAMP)
 	eval "$$(docker/ci-engine.sh start)"; \
 	$(BIN)/python -m pytest -q -m containers tests/containers $(PYTEST_ARGS); status=$$?; \
 	docker/ci-engine.sh stop; exit $$status
+
+# The multi-broker oracle: a three-node Kafka 4.4 cluster beside a three-broker kcsim.
+test-cluster: $(STAMP)
+	KCSIM_ORACLE_CLUSTER=1 $(BIN)/python -m pytest -q tests/oracle/test_cluster.py $(PYTEST_ARGS)
 
 image:
 	docker build -f docker/Dockerfile -t kcsim .

@@ -151,6 +151,11 @@ def error_answer(api_key: int, version: int, request: Struct, error: int) -> Str
     return build(version, request, int(error))
 
 
+def _init_producer_id(version: int, request: object, error: int) -> Struct:
+    """No producer id and no epoch (-1 both), as Kafka answers every refused InitProducerId."""
+    return InitProducerIdResponse(error_code=error, producer_id=-1, producer_epoch=-1)
+
+
 def _entry(build: Callable[[int, _Request, int], Struct]) -> Builder:
     """A builder as the table holds it, taking any request: the one promise mypy cannot
     check is that the entry of an API key is only given requests of that API's class."""
@@ -546,7 +551,7 @@ ERROR_ANSWERS: dict[int, Builder] = {
     19: _entry(_create_topics),
     20: _entry(_delete_topics),
     21: _entry(_delete_records),
-    22: _top_level(InitProducerIdResponse),
+    22: _entry(_init_producer_id),
     23: _entry(_offset_for_leader_epoch),
     24: _entry(_add_partitions_to_txn),
     25: _top_level(AddOffsetsToTxnResponse),

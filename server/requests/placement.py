@@ -12,8 +12,10 @@ request reached is its listener's (`RequestContext.listener.node`).
   API answering each group on its own (DescribeGroups, DeleteGroups, OffsetFetch v8+,
   ConsumerGroupDescribe, StreamsGroupDescribe) or DescribeTransactions, for those
   groups or ids only, the others served here.
-- Produce, Fetch, ListOffsets, ShareFetch and ShareAcknowledge serve the partitions led here; every other partition
-  is answered NOT_LEADER_OR_FOLLOWER, with its leader (CurrentLeader) and the leaders'
+- Produce, Fetch, ListOffsets, ShareFetch and ShareAcknowledge serve the partitions led here
+  (and a consumer's Fetch v11+ those this node is a replica of: KIP-392's fetch from a
+  follower, which Kafka allows once the request carries the client's rack); every other
+  partition is answered NOT_LEADER_OR_FOLLOWER, with its leader (CurrentLeader) and the leaders'
   addresses (NodeEndpoints) in the versions that carry them (KIP-951). A Fetch with such
   a partition does not wait for data, so the client hears at once.
 - ListGroups and ListTransactions list what this node coordinates, as each of Kafka's
@@ -249,6 +251,7 @@ def _led(fn: Handler, shape: _Shape) -> Handler:
         kept: list[Any] = []
         away: list[Any] = []
         leaders: set[int] = set()
+        replicas_serve = shape is _SHAPES[FETCH] and _from_a_consumer(ctx.api_version, request)
         for topic in getattr(request, shape.topics):
             name = (shape.topic and getattr(topic, shape.topic)) or _name_by_id(state, topic)
             partitions = getattr(topic, shape.partitions)
@@ -260,7 +263,7 @@ def _led(fn: Handler, shape: _Shape) -> Handler:
             for p in partitions:
                 index = getattr(p, shape.number)
                 leader = topology.leader(name, index)
-                if leader == node:
+                if leader == node or (replicas_serve and node in topology.replicas(name, index)):
                     here.append(p)
                 else:
                     elsewhere.append((index, leader))
@@ -280,6 +283,16 @@ def _led(fn: Handler, shape: _Shape) -> Handler:
         endpoints = [node_address(topology, n, ctx.listener) for n in sorted(leaders)]
         return finished(result, lambda response: _merged(response, shape, away, endpoints))
     return guarded
+
+
+def _from_a_consumer(version: int, request: Any) -> bool:
+    """A Fetch v11+ (it carries the client's rack) from a consumer, not a replica: one that
+    Kafka's followers serve (KIP-392)."""
+    if version < 11:
+        return False
+    state = getattr(request, "replica_state", None) if version >= 15 else None
+    replica = state.replica_id if state is not None else request.replica_id
+    return bool(replica < 0)
 
 
 def _name_by_id(state: BrokerState, topic: Any) -> str | None:

@@ -263,6 +263,7 @@ class KafkaBroker:
         self.format_args = format_args  # more of kafka-storage format's (--add-scram ...)
         self.jvm_args = jvm_args  # more options of the broker's JVM (a -javaagent:...)
         self.settings = {**TEST_SETTINGS, **(settings or {})}
+        self.cluster = cluster_id()  # the nodes of one cluster share it
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path = self.base / "kafka.log"
         self.stdout_path = self.base / "kafka.stdout.log"
@@ -300,16 +301,32 @@ class KafkaBroker:
 
     def start(self) -> KafkaBroker:
         """Format a fresh data dir, start the broker and wait until it coordinates groups."""
+        self.launch()
+        try:
+            self._wait_ready(time.monotonic() + START_TIMEOUT_S)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _format_args(self) -> tuple[str, ...]:
+        """How kafka-storage format learns the controller quorum: this node alone."""
+        return ("--standalone",)
+
+    def launch(self) -> None:
+        """Format a fresh data dir and start the process, without waiting for it (the nodes
+        of a cluster are all launched before any can be ready). Ports already set are kept."""
         assert self.proc is None, "already running"
         self.base.mkdir(parents=True, exist_ok=True)
-        self.port, self.controller_port = free_port(), free_port()
+        self.port, self.controller_port = self.port or free_port(), self.controller_port or free_port()
         self.ports = {name: free_port() for name in self.listeners}
         config = self.base / "server.properties"
         config.write_text(self._properties())
         (self.base / "log4j2.properties").write_text(
             _LOG4J.format(log=self.log_path, level=os.environ.get("KCSIM_ORACLE_KAFKA_LOG", "WARN")))
-        fmt = self._java("kafka.tools.StorageTool", "format", "--standalone", "--ignore-formatted",
-                         "-t", cluster_id(), "-c", str(config), *self.format_args)
+        fmt = self._java("kafka.tools.StorageTool", "format", *self._format_args(),
+                         "--ignore-formatted", "-t", self.cluster, "-c", str(config),
+                         *self.format_args)
         proc = subprocess.run(fmt, capture_output=True, text=True, timeout=120, check=False,
                               stdin=subprocess.DEVNULL)
         if proc.returncode != 0:
@@ -320,12 +337,6 @@ class KafkaBroker:
                 self._java("kafka.Kafka", str(config), heap="512m", jvm_args=self.jvm_args), stdout=out,
                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.base,
                 preexec_fn=_die_with_parent if sys.platform == "linux" else None)
-        try:
-            self._wait_ready(time.monotonic() + START_TIMEOUT_S)
-        except BaseException:
-            self.stop()
-            raise
-        return self
 
     def _wait_ready(self, deadline: float) -> None:
         """Until Metadata lists this node and FindCoordinator finds the offsets topic's leader."""

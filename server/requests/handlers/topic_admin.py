@@ -95,13 +95,16 @@ def _create_problem(broker: Any, t: Any, occurrences: int) -> tuple[int, str | N
         return ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0."
     if t.replication_factor == 0 or t.replication_factor < -1:
         return ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0."
-    if t.replication_factor > 1:
+    topology = broker.topology  # None: one node
+    registered = 1 if topology is None else len(topology.live_nodes())
+    if t.replication_factor > registered:
         return ErrorCode.INVALID_REPLICATION_FACTOR, (
             f"Unable to replicate the partition {t.replication_factor} time(s): "
-            "The target replication factor of %d cannot be reached because only 1 broker(s) "
-            "are registered." % t.replication_factor)
+            f"The target replication factor of {t.replication_factor} cannot be reached "
+            f"because only {registered} broker(s) are registered.")
+    nodes = (broker.config.node_id,) if topology is None else topology.node_ids
     for a in t.assignments:
-        if any(b != broker.config.node_id for b in a.broker_ids):
+        if any(b not in nodes for b in a.broker_ids):
             return ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Replica assignment names an unknown broker."
     try:
         check_topic_configs({c.name: c.value for c in t.configs if c.value is not None})
