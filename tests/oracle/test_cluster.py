@@ -239,7 +239,7 @@ def test_every_node_names_the_same_transaction_coordinator(both: tuple[Broker, B
     Metadata cannot show that topic's leaders; every node names the same coordinator, at
     that node's address. On Kafka that node leads the id's partition of the 50."""
     def shape(broker: Broker) -> Any:
-        named = {}
+        named: dict[str, set[tuple[int, str | None, int]]] = {}
         for node in range(1, NODES + 1):
             for c in find_coordinators(broker, node, TXN_IDS, 1).coordinators:
                 named.setdefault(c.key, set()).add((c.error_code, c.error_message, c.node_id))
