@@ -15,10 +15,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kcsim.protocol.codecs import request_class
-from tests.server.durability.wire import Closed, Wire
-
-from .kafka import START_TIMEOUT_S, KafkaBroker, KafkaUnavailable, cluster_id, free_port
+from .kafka import START_TIMEOUT_S, KafkaBroker, cluster_id, free_port
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -37,6 +34,8 @@ CLUSTER_SETTINGS: dict[str, str] = {
 
 class KafkaNode(KafkaBroker):
     """One node of a KafkaCluster: node id `node_id`, voter of `voters`."""
+
+    expected_brokers = NODES
 
     def __init__(self, base: Path, node_id: int, voters: Mapping[int, int], cluster: str,
                  settings: Mapping[str, str]) -> None:
@@ -81,7 +80,7 @@ class KafkaCluster:
                 node.launch()
             deadline = time.monotonic() + 2 * START_TIMEOUT_S
             for node in self.nodes:
-                _wait_cluster_ready(node, deadline)
+                node._wait_ready(deadline)
         except BaseException:
             self.stop()
             raise
@@ -96,32 +95,3 @@ class KafkaCluster:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
-
-
-def _wait_cluster_ready(node: KafkaNode, deadline: float) -> None:
-    """Until the node's Metadata lists every node and it finds a group coordinator."""
-    last = "no answer yet"
-    while time.monotonic() < deadline:
-        assert node.proc is not None
-        if node.proc.poll() is not None:
-            raise KafkaUnavailable(f"Kafka node {node.node_id} exited with code "
-                                   f"{node.proc.returncode}:\n" + node.output()[-3000:])
-        try:
-            with Wire(node.host, node.port, timeout=5.0) as wire:
-                meta = wire.call(3, 12, request_class(3)(
-                    topics=[], allow_auto_topic_creation=False,
-                    include_topic_authorized_operations=False))
-                if len(meta.brokers) < NODES:
-                    last = f"Metadata lists {len(meta.brokers)} brokers"
-                else:
-                    found = wire.call(10, 4, request_class(10)(
-                        key_type=0, coordinator_keys=["kcsim-oracle-warmup"]))
-                    error = found.coordinators[0].error_code
-                    if error == 0:
-                        return
-                    last = f"FindCoordinator answered error {error}"
-        except (OSError, Closed) as exc:
-            last = f"{type(exc).__name__}: {exc}"
-        time.sleep(0.3)
-    raise KafkaUnavailable(f"Kafka node {node.node_id} was not ready in time ({last}); "
-                           "output:\n" + node.output()[-3000:])

@@ -248,6 +248,8 @@ logger.coordinator.level = INFO
 class KafkaBroker:
     """One Kafka node (process.roles=broker,controller) in `base`, listening on loopback."""
 
+    expected_brokers = 1  # the brokers its Metadata lists once it is ready
+
     def __init__(self, base: Path, settings: Mapping[str, str] | None = None,
                  version: str = KAFKA_VERSION, listeners: tuple[str, ...] = (),
                  format_args: tuple[str, ...] = (), jvm_args: tuple[str, ...] = ()) -> None:
@@ -339,7 +341,8 @@ class KafkaBroker:
                 preexec_fn=_die_with_parent if sys.platform == "linux" else None)
 
     def _wait_ready(self, deadline: float) -> None:
-        """Until Metadata lists this node and FindCoordinator finds the offsets topic's leader."""
+        """Until Metadata lists `expected_brokers` nodes and FindCoordinator finds the offsets
+        topic's leader."""
         last = "no answer yet"
         while time.monotonic() < deadline:
             assert self.proc is not None
@@ -351,8 +354,8 @@ class KafkaBroker:
                     meta = wire.call(3, 12, request_class(3)(
                         topics=[], allow_auto_topic_creation=False,
                         include_topic_authorized_operations=False))
-                    if not meta.brokers:
-                        last = "Metadata lists no broker"
+                    if len(meta.brokers) < self.expected_brokers:
+                        last = f"Metadata lists {len(meta.brokers)} brokers"
                     else:
                         cls = request_class(10)
                         found = wire.call(10, 4, cls(key_type=0, coordinator_keys=["kcsim-oracle-warmup"]))

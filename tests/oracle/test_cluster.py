@@ -338,9 +338,13 @@ def test_init_producer_id_of_a_transactional_id_elsewhere_is_not_coordinator(
 # -- NOT_LEADER_OR_FOLLOWER ----------------------------------------------------------
 
 
-def followers(broker: Broker, partition: int) -> tuple[Any, list[int]]:
-    entry = broker.leaders(LEAD)[partition]
-    return entry, sorted(set(broker.addresses) - {entry.leader_id})
+def followers(broker: Broker) -> Iterator[tuple[int, Any, int]]:
+    """(partition, its Metadata entry, a node that follows it) for each partition of LEAD."""
+    leaders = broker.leaders(LEAD)
+    for partition in range(3):
+        entry = leaders[partition]
+        for node in sorted(set(broker.addresses) - {entry.leader_id}):
+            yield partition, entry, node
 
 
 def leader_fields(broker: Broker, entry: Any, current: Any, endpoints: Any) -> Any:
@@ -360,19 +364,17 @@ def test_produce_to_a_follower_is_not_leader_with_the_current_leader(
 
     def shape(broker: Broker) -> Any:
         rows = []
-        for partition in range(3):
-            entry, others = followers(broker, partition)
-            for node in others:
-                answer = broker.call(node, PRODUCE, 12, cls(
-                    transactional_id=None, acks=-1, timeout_ms=30000, topic_data=[
-                        cls.TopicProduceData(name=LEAD, partition_data=[
-                            cls.PartitionProduceData(index=partition,
-                                                     records=batch([b"x"]))])]))
-                (part,) = answer.responses[0].partition_responses
-                rows.append({"error": part.error_code, "base offset": part.base_offset,
-                             "message": part.error_message,
-                             **leader_fields(broker, entry, part.current_leader,
-                                             answer.node_endpoints)})
+        for partition, entry, node in followers(broker):
+            answer = broker.call(node, PRODUCE, 12, cls(
+                transactional_id=None, acks=-1, timeout_ms=30000, topic_data=[
+                    cls.TopicProduceData(name=LEAD, partition_data=[
+                        cls.PartitionProduceData(index=partition,
+                                                 records=batch([b"x"]))])]))
+            (part,) = answer.responses[0].partition_responses
+            rows.append({"error": part.error_code, "base offset": part.base_offset,
+                         "message": part.error_message,
+                         **leader_fields(broker, entry, part.current_leader,
+                                         answer.node_endpoints)})
         return rows
     each(both, shape)
     assert all(r["error"] == NOT_LEADER_OR_FOLLOWER for r in shape(both[0]))
@@ -388,23 +390,21 @@ def test_fetch_from_a_follower_is_refused_before_v11_and_served_from_it(
     def shape(broker: Broker) -> Any:
         topic_id = broker.topic(LEAD).topic_id
         rows = []
-        for partition in range(3):
-            _, others = followers(broker, partition)
-            for node in others:
-                topic = (cls.FetchTopic(topic=LEAD, partitions=[]) if version < 13
-                         else cls.FetchTopic(topic_id=topic_id, partitions=[]))
-                topic.partitions = [cls.FetchPartition(
-                    partition=partition, current_leader_epoch=-1, fetch_offset=0,
-                    last_fetched_epoch=-1, log_start_offset=-1, partition_max_bytes=1 << 20)]
-                answer = broker.call(node, FETCH, version, cls(
-                    replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20,
-                    isolation_level=0, session_id=0, session_epoch=-1, topics=[topic],
-                    forgotten_topics_data=[], rack_id=""))
-                (part,) = answer.responses[0].partitions
-                rows.append({"top error": answer.error_code, "error": part.error_code,
-                             "high watermark": part.high_watermark,
-                             "log start": part.log_start_offset,
-                             "preferred read replica": part.preferred_read_replica})
+        for partition, _, node in followers(broker):
+            topic = (cls.FetchTopic(topic=LEAD, partitions=[]) if version < 13
+                     else cls.FetchTopic(topic_id=topic_id, partitions=[]))
+            topic.partitions = [cls.FetchPartition(
+                partition=partition, current_leader_epoch=-1, fetch_offset=0,
+                last_fetched_epoch=-1, log_start_offset=-1, partition_max_bytes=1 << 20)]
+            answer = broker.call(node, FETCH, version, cls(
+                replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20,
+                isolation_level=0, session_id=0, session_epoch=-1, topics=[topic],
+                forgotten_topics_data=[], rack_id=""))
+            (part,) = answer.responses[0].partitions
+            rows.append({"top error": answer.error_code, "error": part.error_code,
+                         "high watermark": part.high_watermark,
+                         "log start": part.log_start_offset,
+                         "preferred read replica": part.preferred_read_replica})
         return rows
     each(both, shape)
     expected = NOT_LEADER_OR_FOLLOWER if version < 11 else 0
@@ -416,15 +416,13 @@ def test_list_offsets_from_a_follower_is_not_leader(both: tuple[Broker, Broker])
 
     def shape(broker: Broker) -> Any:
         rows = []
-        for partition in range(3):
-            _, others = followers(broker, partition)
-            for node in others:
-                answer = broker.call(node, LIST_OFFSETS, 9, cls(
-                    replica_id=-1, isolation_level=0, topics=[cls.ListOffsetsTopic(
-                        name=LEAD, partitions=[cls.ListOffsetsPartition(
-                            partition_index=partition, current_leader_epoch=-1,
-                            timestamp=-1)])]))
-                rows.append(builtins(answer.topics[0].partitions[0]))
+        for partition, _, node in followers(broker):
+            answer = broker.call(node, LIST_OFFSETS, 9, cls(
+                replica_id=-1, isolation_level=0, topics=[cls.ListOffsetsTopic(
+                    name=LEAD, partitions=[cls.ListOffsetsPartition(
+                        partition_index=partition, current_leader_epoch=-1,
+                        timestamp=-1)])]))
+            rows.append(builtins(answer.topics[0].partitions[0]))
         return rows
     each(both, shape)
     assert all(r["error_code"] == NOT_LEADER_OR_FOLLOWER for r in shape(both[0]))
