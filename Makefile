@@ -47,7 +47,7 @@ image:
 	docker build -f docker/Dockerfile -t kcsim .
 
 bench: $(STAMP)
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench $(if $(BASELINE),--baseline $(BASELINE))
 
 soak: $(STAMP)
 	KCSIM_SOAK=1 $(BIN)/python -m pytest -q tests/server/durability $(PYTEST_ARGS)

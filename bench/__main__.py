@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from . import report
+from . import baseline, report
 from .harness import SIDES, RunContext, Settings
 from .workloads import load
 
 if TYPE_CHECKING:
-    from .registry import Figure
+    from .registry import Figure, Workload
 
 
 def _parser(names: list[str], families: list[str]) -> argparse.ArgumentParser:
@@ -33,6 +33,9 @@ def _parser(names: list[str], families: list[str]) -> argparse.ArgumentParser:
     p.add_argument("--no-save", action="store_true", help="print the table only")
     p.add_argument("--check", action="store_true", help="exit with 1 when a target fails")
     p.add_argument("--only", choices=SIDES, help="measure only kcsim or only the floor")
+    p.add_argument("--baseline", metavar="REV",
+                   help="measure the kcsim of git revision REV in the floor's place, "
+                   "built once into .cache/bench-baseline/ (the ratio is then after/before)")
     defaults = Settings()
     for fld in fields(Settings):
         if fld.name == "quick":
@@ -81,17 +84,41 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.time()
     env = report.environment()
-    ctx = RunContext(settings, console, (args.only,) if args.only else SIDES)
+    try:
+        base = baseline.prepare(args.baseline) if args.baseline else None
+    except baseline.BaselineError as exc:
+        console.print(f"--baseline: {exc}")
+        return 2
+    ctx = RunContext(settings, console, (args.only,) if args.only else SIDES, base)
     figures: list[Figure] = []
     for name in chosen:
-        figures += registry[name].fn(ctx)
+        figures += _run(registry[name], ctx)
     title = f"kcsim benchmarks{' (quick)' if settings.quick else ''}"
-    report.print_report(out, figures, title)
+    report.print_report(out, figures, title, base.label if base else None)
     if not args.no_save:
         paths = report.save(figures, settings, env, started, chosen, args.out)
         print(f"results: {', '.join(str(p) for p in paths)}", file=sys.stderr)
     failed = [f for f in figures if f.passed is False]
     return 1 if args.check and failed else 0
+
+
+def _run(w: Workload, ctx: RunContext) -> list[Figure]:
+    """The workload's figures; with a baseline, a workload that measured kcsim alone runs
+    again on the baseline's kcsim, whose figures fill the floor's column."""
+    got = w.fn(ctx)
+    alone = all(f.floor is None and f.floor_error is None for f in got)
+    if ctx.baseline is None or not alone or not got:
+        return got
+    if w.in_process:
+        ctx.log(f"{w.name}: in process, this tree's kcsim only")
+        return got
+    ctx.log(f"{w.name}: again on {ctx.baseline.label}")
+    before = {f.metric: f for f in w.fn(ctx.on_baseline())}
+    for f in got:
+        b = before.get(f.metric)
+        f.floor, f.floor_error = ((b.kcsim, b.kcsim_error) if b is not None
+                                  else (None, "not measured on the baseline"))
+    return got
 
 
 if __name__ == "__main__":

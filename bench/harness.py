@@ -14,9 +14,14 @@ from .registry import Figure, Target
 from .servers import ServerError, ServerProcess
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from rich.console import Console
 
+    from .baseline import Baseline
+
 SIDES = ("floor", "kcsim")
+BASELINE = "baseline"  # another revision's kcsim, shown in the floor's column (`--baseline`)
 
 
 @dataclass
@@ -132,11 +137,24 @@ class Side:
 
 
 class RunContext:
+    """What a workload runs against: `sides` names the servers it measures ("floor" or,
+    with a baseline, "baseline", then "kcsim"), `kcsim()` starts this tree's kcsim."""
+
     def __init__(self, settings: Settings, console: Console,
-                 sides: tuple[str, ...] = SIDES) -> None:
+                 sides: tuple[str, ...] = SIDES, baseline: Baseline | None = None) -> None:
         self.settings = settings
         self.console = console
-        self.sides = sides
+        self.baseline = baseline
+        self.sides = tuple(BASELINE if s == "floor" and baseline else s for s in sides)
+        self._kcsim_path: Path | None = None
+
+    def on_baseline(self) -> RunContext:
+        """The same run whose `kcsim()` starts the baseline: for workloads that measure
+        kcsim alone, run a second time to fill the baseline's column."""
+        assert self.baseline is not None
+        other = RunContext(self.settings, self.console, ("kcsim",), self.baseline)
+        other._kcsim_path = self.baseline.path
+        return other
 
     def log(self, msg: str) -> None:
         self.console.log(msg)
@@ -145,16 +163,29 @@ class RunContext:
     def server_cpu(self) -> int | None:
         return 0 if self.settings.pin else None
 
-    def kcsim(self, extra: list[str] | None = None,
-              listeners: str | None = None) -> ServerProcess:
-        return servers.kcsim(extra, cpu=self.server_cpu, listeners=listeners)
+    @property
+    def on_this_tree(self) -> bool:
+        """Whether `kcsim()` starts this tree's kcsim (what in-process figures measure)."""
+        return self._kcsim_path is None
+
+    def kcsim(self, extra: list[str] | None = None, listeners: str | None = None,
+              data_dir: Path | None = None, log_level: str = "WARNING") -> ServerProcess:
+        return servers.kcsim(extra, cpu=self.server_cpu, listeners=listeners,
+                             path=self._kcsim_path, data_dir=data_dir, log_level=log_level)
 
     def floor(self, table: dict[int, bytes] | None = None) -> ServerProcess:
         return servers.floor(table, cpu=self.server_cpu)
 
-    def _server(self, side: str, table: dict[int, bytes],
-                kcsim_args: list[str] | None) -> ServerProcess:
-        return self.floor(table) if side == "floor" else self.kcsim(kcsim_args)
+    def server(self, side: str, table: dict[int, bytes] | None = None,
+               kcsim_args: list[str] | None = None) -> ServerProcess:
+        """An unstarted server of side `side`: the floor answering from `table`, the
+        baseline's kcsim or this tree's, each given `kcsim_args`."""
+        if side == "floor":
+            return self.floor(table)
+        if side == BASELINE:
+            assert self.baseline is not None
+            return servers.kcsim(kcsim_args, cpu=self.server_cpu, path=self.baseline.path)
+        return self.kcsim(kcsim_args)
 
     @contextmanager
     def paired(self, what: str, table: dict[int, bytes],
@@ -164,7 +195,7 @@ class RunContext:
         with ExitStack() as stack:
             sides = []
             for name in self.sides:
-                srv = stack.enter_context(self._server(name, table, kcsim_args))
+                srv = stack.enter_context(self.server(name, table, kcsim_args))
                 side = Side(self, what, name, srv)
                 side.attempt(_start)
                 sides.append(side)
@@ -179,7 +210,7 @@ class RunContext:
         sides = []
         for name in self.sides:
             self.log(f"{what}: {name}")
-            with self._server(name, table, kcsim_args) as srv:
+            with self.server(name, table, kcsim_args) as srv:
                 side = Side(self, what, name, srv)
                 side.attempt(_start)
                 side.attempt(measure)
@@ -194,9 +225,11 @@ def _start(side: Side) -> None:
 
 
 def outcomes(sides: list[Side]) -> dict[str, Outcome]:
-    """Each side's outcome; sides left out of the run show as not run."""
+    """Each column's outcome (the baseline's in the floor's); sides left out of the run
+    show as not run."""
     out = dict.fromkeys(SIDES, NOT_RUN)
-    out.update({side.name: side.outcome() for side in sides})
+    out.update({"floor" if side.name == BASELINE else side.name: side.outcome()
+                for side in sides})
     return out
 
 

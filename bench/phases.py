@@ -4,7 +4,8 @@ the group workloads: timed repeated calls, connections cycling frames, answer ch
 `RunContext.paired` gives one floor for a whole workload; workloads whose floor
 answer depends on the phase (1,000 groups, then 10,000) keep one kcsim with its
 state up and start a floor per phase, then fold the floors' values into one
-outcome so the table still shows kcsim beside the floor.
+outcome so the table still shows kcsim beside the floor. A baseline kcsim
+(`--baseline`) keeps its state up for the whole workload, as kcsim does.
 """
 
 from __future__ import annotations
@@ -34,13 +35,25 @@ def one_side(ctx: RunContext, what: str, name: str, *, table: dict[int, bytes] |
     if name not in ctx.sides:
         yield None
         return
-    srv = ctx.floor(table) if name == "floor" else ctx.kcsim(kcsim_args)
+    srv = ctx.server(name, table, kcsim_args)
     ctx.log(f"{what}: {name}")
     with srv:
         side = Side(ctx, what, name, srv)
         side.attempt(_start)
         yield side
     side.report_stderr()
+
+
+@contextmanager
+def beside(ctx: RunContext, what: str, baseline: Side | None,
+           table: dict[int, bytes]) -> Iterator[Side | None]:
+    """What a phase measures kcsim beside: the run's baseline, up for the whole workload,
+    or else a floor answering from this phase's `table`."""
+    if baseline is not None:
+        yield baseline
+        return
+    with one_side(ctx, what, "floor", table=table) as floor:
+        yield floor
 
 
 def merged(sides: Sequence[Side | None]) -> dict[str, Outcome]:

@@ -20,17 +20,19 @@ class Workload:
     help: str
     fn: Callable[[Any], list[Figure]]
     order: int
+    in_process: bool = False  # measures kcsim in the bench's process: never a baseline's
 
 
-def workload(name: str, family: str, order: int = 100,
-             help: str = "") -> Callable[[Callable], Callable]:
+def workload(name: str, family: str, order: int = 100, help: str = "",
+             in_process: bool = False) -> Callable[[Callable], Callable]:
     """Register a workload under `name`; the command line selects by name or family,
     and a full run goes in `order` (then name)."""
 
     def register(fn: Callable) -> Callable:
         if name in WORKLOADS:
             raise RuntimeError(f"workload {name!r} registered twice")
-        WORKLOADS[name] = Workload(name, family, help or (fn.__doc__ or "").strip(), fn, order)
+        WORKLOADS[name] = Workload(name, family, help or (fn.__doc__ or "").strip(), fn, order,
+                                   in_process)
         return fn
 
     return register

@@ -58,7 +58,7 @@ def background_load(figures: list[Figure]) -> float | None:
     return max(shares) if shares else None
 
 
-def table(figures: list[Figure], title: str) -> Table:
+def table(figures: list[Figure], title: str, beside: str | None = None) -> Table:
     load = background_load(figures)
     caption = None
     if load is not None:
@@ -67,7 +67,7 @@ def table(figures: list[Figure], title: str) -> Table:
     t = Table(title=title, caption=caption, show_lines=False)
     with_kafka = any(f.kafka is not None or f.kafka_error for f in figures)
     columns = [("workload", "left"), ("metric", "left"), ("kcsim", "right"),
-               ("trivial-trio floor", "right"), ("ratio", "right")]
+               (beside or "trivial-trio floor", "right"), ("ratio", "right")]
     columns += [("Apache Kafka", "right")] if with_kafka else []
     for col, justify in (*columns, ("target", "left"), ("pass/fail", "center")):
         t.add_column(col, justify=justify)  # type: ignore[arg-type]
@@ -94,8 +94,10 @@ def errors(figures: list[Figure]) -> list[str]:
     return seen
 
 
-def print_report(console: Console, figures: list[Figure], title: str) -> None:
-    console.print(table(figures, title))
+def print_report(console: Console, figures: list[Figure], title: str,
+                 beside: str | None = None) -> None:
+    """The table, with `beside` (a baseline's label) in place of the floor's column."""
+    console.print(table(figures, title, beside))
     for line in errors(figures):
         console.print(Text("error ", style="red") + Text(line), highlight=False)
 

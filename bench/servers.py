@@ -35,9 +35,12 @@ class ServerProcess:
     """One server process; `.pid`, `.host`, `.port` once `start()` returned."""
 
     def __init__(self, name: str, argv: list[str], cleanup: list[str] | None = None,
-                 cpu: int | None = None) -> None:
+                 cpu: int | None = None, env: dict[str, str] | None = None,
+                 cwd: Path = ROOT) -> None:
         self.name = name
         self.argv = argv
+        self.env = env  # None: the bench's own environment
+        self.cwd = cwd
         self.cleanup = cleanup or []
         self.cpu = cpu
         self.proc: subprocess.Popen[bytes] | None = None
@@ -57,7 +60,7 @@ class ServerProcess:
     def start(self, timeout: float = 20.0) -> ServerProcess:
         self.started_at = time.perf_counter()
         self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=self._stderr,
-                                     stdin=subprocess.DEVNULL, cwd=ROOT)
+                                     stdin=subprocess.DEVNULL, cwd=self.cwd, env=self.env)
         threading.Thread(target=self._drain, daemon=True).start()
         deadline = time.monotonic() + timeout
         while True:
@@ -115,15 +118,24 @@ class ServerProcess:
 
 
 def kcsim(extra: list[str] | None = None, cpu: int | None = None,
-          listeners: str | None = None) -> ServerProcess:
+          listeners: str | None = None, path: Path | None = None,
+          data_dir: Path | None = None, log_level: str = "WARNING") -> ServerProcess:
     """An unstarted `kcsim serve` on a free port (or on `listeners`, as --listeners takes
-    them) with a fresh data directory."""
-    data = tempfile.mkdtemp(prefix="kcsim-bench-")
+    them) with `data_dir` (a fresh one, removed at stop, if None); with `path`, the kcsim
+    found there (a baseline)."""
+    cleanup = []
+    if data_dir is None:
+        data_dir = Path(tempfile.mkdtemp(prefix="kcsim-bench-"))
+        cleanup.append(str(data_dir))
     address = (["--listeners", listeners] if listeners is not None
                else ["--host", "127.0.0.1", "--port", "0"])
-    argv = [*KCSIM, "serve", *address, "--data-dir", data,
-            "--log-level", "WARNING", *(extra or [])]
-    return ServerProcess("kcsim", argv, cleanup=[data], cpu=cpu)
+    args = ["serve", *address, "--data-dir", str(data_dir), "--log-level", log_level,
+            *(extra or [])]
+    if path is None:
+        return ServerProcess("kcsim", [*KCSIM, *args], cleanup=cleanup, cpu=cpu)
+    env = {**os.environ, "PYTHONPATH": str(path)}
+    return ServerProcess("kcsim", [sys.executable, "-m", "kcsim", *args], cleanup=cleanup,
+                         cpu=cpu, env=env, cwd=path)
 
 
 def floor(table: dict[int, bytes] | None = None, cpu: int | None = None) -> ServerProcess:

@@ -76,7 +76,7 @@ def _offset_commit() -> Any:
                        partition_index=0, committed_offset=1)])])
 
 
-@workload("acl_check", "acls", order=95)
+@workload("acl_check", "acls", order=95, in_process=True)
 def acl_check(ctx: RunContext) -> list[Figure]:
     """One ACL check and one OffsetCommit's checks with 1,000 ACLs, in process."""
     if "kcsim" not in ctx.sides:

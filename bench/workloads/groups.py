@@ -34,9 +34,9 @@ from typing import Any
 from .. import classic as c
 from ..admin import API_VERSIONS, ensure_topic, floor_admin_table, floor_api_versions
 from ..client import BenchError, Frame, LoadClient
-from ..harness import RunContext, Settings, Side, figures
+from ..harness import BASELINE, RunContext, Settings, Side, figures
 from ..measure import combine, per_request_extra
-from ..phases import Calls, Rings, SameAnswer, alternate, merged, one_side, sweep
+from ..phases import Calls, Rings, SameAnswer, alternate, beside, merged, one_side, sweep
 from ..rebalance import Driver, Member
 from ..registry import Figure, Target, at_least, at_most, workload
 
@@ -228,13 +228,15 @@ def group_fetch(ctx: RunContext) -> list[Figure]:
     floor_batched = {API_VERSIONS: floor_api_versions(),
                      c.OFFSET_FETCH: c.floor_fetch(groups, FETCH_OFFSET)}
     sides: list[Side | None] = []
-    with one_side(ctx, name, "kcsim") as kc:
+    with one_side(ctx, name, "kcsim") as kc, one_side(ctx, name, BASELINE) as bl:
         sides.append(kc)
         try:
+            for side in (kc, bl):
+                if side is not None:
+                    side.attempt(populate)
             if kc is not None:
-                kc.attempt(populate)
                 kc.attempt(connect)
-            with one_side(ctx, name, "floor", table=floor_single) as fl:
+            with beside(ctx, name, bl, floor_single) as fl:
                 sides.append(fl)
                 if fl is not None:
                     fl.attempt(connect)
@@ -246,7 +248,7 @@ def group_fetch(ctx: RunContext) -> list[Figure]:
                     close(fl)
                 if fl is not None:
                     fl.attempt(finish)
-            with one_side(ctx, name, "floor", table=floor_batched) as fl2:
+            with beside(ctx, name, bl, floor_batched) as fl2:
                 sides.append(fl2)
                 if fl2 is not None:
                     fl2.attempt(connect)
@@ -449,21 +451,23 @@ def group_admin(ctx: RunContext) -> list[Figure]:
             side.extra[f"{what} {size} wall"] = calls.detail()
 
     sides: list[Side | None] = []
-    with one_side(ctx, name, "kcsim") as kc:
+    with one_side(ctx, name, "kcsim") as kc, one_side(ctx, name, BASELINE) as bl:
         sides.append(kc)
-        if kc is not None:
-            kc.attempt(connect)
+        for side in (kc, bl):
+            if side is not None:
+                side.attempt(connect)
         try:
             for size in ADMIN_SIZES:
-                if kc is not None:
-                    ctx.log(f"{name}: kcsim, populating {size:,} one-member groups")
-                    kc.attempt(grow, size)
+                for side in (kc, bl):
+                    if side is not None:
+                        ctx.log(f"{name}: {side.name}, populating {size:,} one-member groups")
+                        side.attempt(grow, size)
                 ids = [_admin_group(i) for i in range(size)]
                 table = {c.LIST_GROUPS: c.floor_list_groups(ids),
                          c.DESCRIBE_GROUPS: c.floor_describe(ids[:DESCRIBE_BATCH])}
-                with one_side(ctx, name, "floor", table=table) as fl:
+                with beside(ctx, name, bl, table) as fl:
                     sides.append(fl)
-                    if fl is not None:
+                    if fl is not None and "client" not in fl.state:
                         fl.attempt(connect)
                     try:
                         for what in ("list", "describe"):
@@ -471,14 +475,15 @@ def group_admin(ctx: RunContext) -> list[Figure]:
                             while not (enough(kc, size, what) and enough(fl, size, what)):
                                 alternate([kc, fl], 1, measure, size, what, True)
                     finally:
-                        if fl is not None and "client" in fl.state:
+                        if fl is not None and fl is not bl and "client" in fl.state:
                             fl.state["client"].close()
                     for side in (kc, fl):
                         if side is not None:
                             side.attempt(finish, size)
         finally:
-            if kc is not None and "client" in kc.state:
-                kc.state["client"].close()
+            for side in (kc, bl):
+                if side is not None and "client" in side.state:
+                    side.state["client"].close()
     small, large = ADMIN_SIZES
     batches = large // DESCRIBE_BATCH
     specs: list[tuple[str, str, str, Target | None]] = []

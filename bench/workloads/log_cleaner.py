@@ -61,7 +61,7 @@ def _clean_partition(directory: Path) -> dict[str, Any]:
                 "bytes_before": bytes_before, "bytes_after": log.size_bytes}
 
 
-@workload("log_cleaner", "storage", order=63)
+@workload("log_cleaner", "storage", order=63, in_process=True)
 def log_cleaner(ctx: RunContext) -> list[Figure]:
     """A topic partition's cleaning beside the record log's compaction, per record."""
     if "kcsim" not in ctx.sides:

@@ -152,7 +152,7 @@ def _commit_cpu(slices: int, per_slice: int) -> dict[str, float]:
     return out
 
 
-@workload("offsets_topic_commit_cpu", "offsets_topic", order=70)
+@workload("offsets_topic_commit_cpu", "offsets_topic", order=70, in_process=True)
 def offsets_topic_commit_cpu(ctx: RunContext) -> list[Figure]:
     """Server CPU an OffsetCommit costs with __consumer_offsets never read, and written."""
     if "kcsim" not in ctx.sides:
@@ -256,10 +256,10 @@ def read_to_end(host: str, port: int, partitions: int) -> tuple[int, float]:
     return records, first
 
 
-def _served_read(data_dir: Path, partitions: int) -> dict[str, float]:
+def _served_read(ctx: RunContext, data_dir: Path, partitions: int) -> dict[str, float]:
     """`kcsim serve` on `data_dir`: spawn-to-ready, then a first reader from offset 0 to
     the end (it activates the topic), then a second one."""
-    srv = _kcsim(data_dir)
+    srv = _kcsim(ctx, data_dir)
     out: dict[str, float] = {}
     try:
         srv.start(timeout=600)
@@ -278,7 +278,7 @@ def _served_read(data_dir: Path, partitions: int) -> dict[str, float]:
     return out
 
 
-@workload("offsets_topic_catch_up", "offsets_topic", order=71)
+@workload("offsets_topic_catch_up", "offsets_topic", order=71, in_process=True)
 def offsets_topic_catch_up(ctx: RunContext) -> list[Figure]:
     """A reader catching up on __consumer_offsets of 1,000,000 committed partitions."""
     if "kcsim" not in ctx.sides:
@@ -298,7 +298,7 @@ def offsets_topic_catch_up(ctx: RunContext) -> list[Figure]:
                     server.commit(_commit_payloads(min(10_000, commits - start), start))
             finally:
                 server.close()
-            read = _served_read(data_dir, partitions)
+            read = _served_read(ctx, data_dir, partitions)
             extra["read"] = {k: round(v, 3) for k, v in read.items()}
     except Exception as exc:
         error = f"{type(exc).__name__}: {exc}"

@@ -41,7 +41,7 @@ RETENTION_MS = 24 * 3600 * 1000
 CHILD_TIMEOUT_S = 3 * 3600
 
 
-@workload("pipeline", "pipeline", order=70)
+@workload("pipeline", "pipeline", order=70, in_process=True)
 def pipeline(ctx: RunContext) -> list[Figure]:
     """Spark pipeline over a large record log: read, compact, report; local[1] vs local[2]."""
     if "kcsim" not in ctx.sides:

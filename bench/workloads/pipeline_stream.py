@@ -38,7 +38,7 @@ GROUP = "stream-latency"
 CHILD_TIMEOUT_S = 600
 
 
-@workload("pipeline_stream", "pipeline_stream", order=72)
+@workload("pipeline_stream", "pipeline_stream", order=72, in_process=True)
 def pipeline_stream(ctx: RunContext) -> list[Figure]:
     """Streaming source latency: an offset commit to its row in the query (500 ms trigger)."""
     if "kcsim" not in ctx.sides:

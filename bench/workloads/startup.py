@@ -18,13 +18,14 @@ from __future__ import annotations
 import compileall
 import importlib.util
 import json
+import os
 import socket
 import statistics
 import subprocess
 import sys
 import time
 
-from ..harness import RunContext, Side, figures, outcomes
+from ..harness import BASELINE, RunContext, Side, figures, outcomes
 from ..measure import BackgroundMeter
 from ..registry import Figure, at_most, workload
 from ..servers import ROOT, ServerError
@@ -33,18 +34,20 @@ CLI_TARGET_S = 0.3
 EMBEDDED_TARGET_MS = 50.0
 
 
-def _cache_bytecode() -> None:
+def _cache_bytecode(ctx: RunContext) -> None:
     """Write the bytecode of kcsim and the bench where it is missing or stale, where they
     are imported from (for kcsim, the installed package: under an editable install, the
-    files linked from build/, whose bytecode is kept beside the links)."""
+    files linked from build/, whose bytecode is kept beside the links), and the baseline's."""
     for package in ("kcsim", "bench"):
         spec = importlib.util.find_spec(package)
         for path in (spec.submodule_search_locations or []) if spec else []:
             compileall.compile_dir(path, quiet=1)
+    if ctx.baseline is not None:
+        compileall.compile_dir(ctx.baseline.path / "kcsim", quiet=1)
 
 
 def _process_start(side: Side) -> None:
-    srv = side.ctx.floor() if side.name == "floor" else side.ctx.kcsim()
+    srv = side.ctx.server(side.name)
     t0 = time.perf_counter()
     with srv:
         side.srv = srv
@@ -55,9 +58,12 @@ def _process_start(side: Side) -> None:
 
 
 def _embedded(side: Side, runs: int) -> None:
-    cmd = [sys.executable, "-m", "bench.embedded_probe", side.name, str(runs)]
+    baseline = side.ctx.baseline if side.name == BASELINE else None
+    kind = "floor" if side.name == "floor" else "kcsim"
+    cmd = [sys.executable, "-m", "bench.embedded_probe", kind, str(runs)]
+    env = None if baseline is None else {**os.environ, "PYTHONPATH": str(baseline.path)}
     proc = subprocess.run(cmd, check=False, cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, env=env)
     if proc.returncode != 0:
         tail = "\n".join(proc.stderr.strip().splitlines()[-8:])
         raise ServerError(f"embedded probe exited with {proc.returncode}: {tail}")
@@ -76,7 +82,7 @@ def startup(ctx: RunContext) -> list[Figure]:
     n = ctx.settings.startup_runs
     sides = [Side(ctx, "startup", name, None) for name in ctx.sides]
     ctx.log(f"startup: {' and '.join(ctx.sides)} alternating, {n} runs each")
-    _cache_bytecode()
+    _cache_bytecode(ctx)
     with BackgroundMeter() as cli_load:
         for _ in range(n):
             for side in sides:

@@ -43,7 +43,7 @@ from ..admin import ensure_topic
 from ..client import BenchError, Frame, LoadClient, PhaseResult, message_class, request
 from ..measure import BackgroundMeter, CpuMeter, CpuSample, combine, per_request_extra
 from ..registry import Figure, at_least, at_most, workload
-from ..servers import KCSIM, ServerError, ServerProcess
+from ..servers import ServerError, ServerProcess
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -75,15 +75,9 @@ def record_count(s: Settings) -> int:
     return FULL_RECORDS // 5 if s.quick else FULL_RECORDS
 
 
-def _kcsim(data_dir: Path | None, *extra: str) -> ServerProcess:
+def _kcsim(ctx: RunContext, data_dir: Path | None, *extra: str) -> ServerProcess:
     """`kcsim serve` on `data_dir` (a fresh temporary one if None), logging at INFO."""
-    cleanup = []
-    if data_dir is None:
-        data_dir = Path(tempfile.mkdtemp(prefix="kcsim-bench-"))
-        cleanup.append(str(data_dir))
-    argv = [*KCSIM, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", str(data_dir),
-            "--log-level", "INFO", *extra]
-    return ServerProcess("kcsim", argv, cleanup=cleanup)
+    return ctx.kcsim(list(extra), data_dir=data_dir, log_level="INFO")
 
 
 # -- acknowledged commits/s -----------------------------------------------------------
@@ -163,7 +157,7 @@ def _interleaved(ctx: RunContext, policies: tuple[str, ...], connections: int,
     rounds = max(2, s.rounds)
     results: dict[str, PhaseResult] = {}
     extra: dict[str, Any] = {}
-    servers = {p: _kcsim(None, "--fsync", p) for p in policies}
+    servers = {p: _kcsim(ctx, None, "--fsync", p) for p in policies}
     committers: dict[str, _Committer] = {}
     try:
         for p, srv in servers.items():
@@ -306,9 +300,9 @@ def _data_dir() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _serve_once(data_dir: Path) -> dict[str, float]:
+def _serve_once(ctx: RunContext, data_dir: Path) -> dict[str, float]:
     """Start `kcsim serve` on `data_dir`: spawn-to-ready, logged replay, RSS; then stop."""
-    srv = _kcsim(data_dir)
+    srv = _kcsim(ctx, data_dir)
     try:
         srv.start(timeout=120)
         ready = srv.ready_at - srv.started_at
@@ -376,16 +370,17 @@ def storage_replay(ctx: RunContext) -> list[Figure]:
         try:
             ctx.log(f"storage_replay: writing {records:,} records")
             extra["log"] = build_log(data_dir, records // 2, passes=2)
-            first = _serve_once(data_dir)  # creates the topics' partition directories
+            first = _serve_once(ctx, data_dir)  # creates the topics' partition directories
             extra["first_start"] = {k: round(v, 3) for k, v in first.items()}
-            serve = [_serve_once(data_dir) for _ in range(runs)]
-            builds = [_build_in_process(data_dir) for _ in range(runs)]
+            serve = [_serve_once(ctx, data_dir) for _ in range(runs)]
             values["ready"] = statistics.median(r["ready_s"] for r in serve)
             values["served replay"] = statistics.median(r["replay_s"] for r in serve)
-            values["build"] = statistics.median(r["build_s"] for r in builds)
-            values["rate"] = extra["log"]["records"] / values["build"]
             extra["serve"] = [{k: round(v, 3) for k, v in r.items()} for r in serve]
-            extra["build"] = [{k: round(v, 3) for k, v in r.items()} for r in builds]
+            if ctx.on_this_tree:  # in process: this tree's kcsim, never a baseline's
+                builds = [_build_in_process(data_dir) for _ in range(runs)]
+                values["build"] = statistics.median(r["build_s"] for r in builds)
+                values["rate"] = extra["log"]["records"] / values["build"]
+                extra["build"] = [{k: round(v, 3) for k, v in r.items()} for r in builds]
             ctx.log("storage_replay: compacting")
             compaction = _compact(data_dir)
             values["compact"] = compaction["compact_s"]
@@ -423,12 +418,12 @@ def storage_memory(ctx: RunContext) -> list[Figure]:
         try:
             ctx.log(f"storage_memory: writing {partitions:,} distinct partitions")
             extra["log"] = build_log(data_dir, partitions, passes=1)
-            empty = _serve_once(empty_dir)
+            empty = _serve_once(ctx, empty_dir)
             # The first start on a log written without kcsim serving it adds the record
             # of __consumer_offsets (the topic itself is written once read); the figure
             # is that of a start as every later one is.
-            extra["first_start"] = {k: round(v, 3) for k, v in _serve_once(data_dir).items()}
-            full = _serve_once(data_dir)
+            extra["first_start"] = {k: round(v, 3) for k, v in _serve_once(ctx, data_dir).items()}
+            full = _serve_once(ctx, data_dir)
             values["raw"] = full["rss"] / partitions
             values["net"] = (full["rss"] - empty["rss"]) / partitions
             extra["empty_server_rss_mib"] = round(empty["rss"] / 2**20, 1)
