@@ -246,6 +246,11 @@ class GroupCoordinator:
         self._advance(now_ms)
         return self._rt.finish()
 
+    @property
+    def offsets_committed(self) -> int:
+        """Partitions' offsets OffsetCommit committed since start-up (the metrics read it)."""
+        return self._offsets.committed
+
     def next_deadline(self) -> int | None:
         """The earliest time the shell should tick at; 0 (at once) until a first tick or request."""
         rt = self._rt

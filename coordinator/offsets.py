@@ -139,6 +139,7 @@ class OffsetHandlers:
         self.rt = runtime
         self.rb = rebalancer
         self.summary = emit.CommitSummary()
+        self.committed = 0  # partitions' offsets OffsetCommit wrote (Kafka's offset-commit-count)
 
     # -- OffsetCommit -------------------------------------------------------
 
@@ -253,6 +254,7 @@ class OffsetHandlers:
                 if reset is not None:
                     reset += run
             answered.append((key, parts))
+        self.committed += written
         if events and written:
             if reset is None:
                 counts = self.summary.counts.get(group_id)

@@ -93,7 +93,9 @@ class RecordLog:
         self._checkpoint = read_checkpoint(directory)
         self._clean_segments = 0  # the leading closed segments a compaction wrote
         self._clean_bytes = 0
-        self._dirty_bytes = 0  # of the closed segments after them
+        # Bytes of the closed segments written since the last compaction (after the clean
+        # ones): it changes when a segment rolls or a compaction ends, so reading it is free.
+        self.dirty_bytes = 0
         self._newest_ms: dict[int, int] = {}  # base -> newest record's time, of dirty segments
         self._last_append_ms = 0
 
@@ -314,7 +316,7 @@ class RecordLog:
         old.sealed_end = end
         self._active.close()
         self._active = None
-        self._dirty_bytes += old.size
+        self.dirty_bytes += old.size
         self._newest_ms[old.base] = self._last_append_ms
         self._unsynced_paths.append(old.path)
         return self._create_segment(end)
@@ -474,12 +476,6 @@ class RecordLog:
     # -- the clean/dirty split, for the compaction policy ----------------------------
 
     @property
-    def dirty_bytes(self) -> int:
-        """Bytes of the closed segments written since the last compaction: it changes
-        when a segment rolls or a compaction ends, so reading it is free."""
-        return self._dirty_bytes
-
-    @property
     def cleaner_checkpoint(self) -> CleanerCheckpoint:
         return self._checkpoint
 
@@ -521,7 +517,7 @@ class RecordLog:
             clean += 1
         self._clean_segments = clean
         self._clean_bytes = sum(s.size for s in closed[:clean])
-        self._dirty_bytes = sum(s.size for s in closed[clean:])
+        self.dirty_bytes = sum(s.size for s in closed[clean:])
         live = {s.base for s in closed[clean:]}
         self._newest_ms = {b: ms for b, ms in self._newest_ms.items() if b in live}
 

@@ -246,7 +246,8 @@ class GroupCommitWriter:
         except (OSError, StorageError) as exc:
             raise self._fail(exc) from exc
         self.stats.records += len(records)
-        self._tell_cleaner()
+        if self._log.dirty_bytes != self._dirty_told:  # a segment rolled
+            self._tell_cleaner()
         if not self._appended_since_sync:
             self._appended_since_sync = True
             if self._policy == "interval":
@@ -350,7 +351,8 @@ class GroupCommitWriter:
         self._log.append(records, timestamp_ms=timestamp_ms)
         self.stats.records += len(records)
         self.stats.flushes += 1
-        self._tell_cleaner()
+        if self._log.dirty_bytes != self._dirty_told:  # a segment rolled
+            self._tell_cleaner()
         self._sync(now)
 
     def _release_batch(self, batch: _Batch, error: BaseException | None,
@@ -412,10 +414,9 @@ class GroupCommitWriter:
             self._cleaner.check()
 
     def _tell_cleaner(self) -> None:
-        """Wake the cleaner when a segment rolled (a free check after each append)."""
-        dirty = self._log.dirty_bytes
-        if dirty != self._dirty_told and self._cleaner is not None:
-            self._dirty_told = dirty
+        """Wake the cleaner: a segment rolled (`_append_now` checks it after each append)."""
+        self._dirty_told = self._log.dirty_bytes
+        if self._cleaner is not None:
             self._cleaner.wake()
 
     async def compact_now(self, *, tombstone_retention_ms: int | None = None,

@@ -29,6 +29,7 @@ from kcsim.server.config import SETTINGS
 
 from .. import classic as c
 from ..admin import ensure_topic
+from ..callgrind import MIXES
 from ..client import BenchError, Frame, LoadClient, message_class, request
 from ..harness import RunContext, Side
 from ..measure import CpuSample, combine, per_request_extra
@@ -41,7 +42,6 @@ TARGET_SCRAPE_MS = 100.0
 GROUPS = 10_000
 SCRAPES = 5
 SLICE_S = 0.2
-MIXES = ("OffsetCommit", "Heartbeat")
 # Fresh pairs of servers: a process's own memory layout shifts its CPU per request by a
 # few percent (two servers alike differ by up to 3%), so the rounds of several pairs
 # are pooled, and their median evens it out.

@@ -127,6 +127,8 @@ class SharePartitions:
         records wait to be written."""
         if self.unwritten:
             return 0
+        if not self.live:  # no share group: the timer's hot path
+            return None
         deadlines = [d for p in self.live.values() if (d := p.next_deadline()) is not None]
         return min(deadlines) if deadlines else None
 

@@ -65,7 +65,7 @@ class BrokerMetrics:
         if state.groups is not None:
             group_families(out, state.groups, state.topics)
         rebalance_families(out, self.events, self.rate)
-        committed = state.throughput.offsets_committed
+        committed = state.groups.offsets_committed if state.groups is not None else 0
         out.untyped(names.OFFSET_COMMIT_COUNT, [("", committed)])
         out.untyped(names.OFFSET_COMMIT_RATE,
                     [("", self.rate(names.OFFSET_COMMIT_RATE, committed))])

@@ -70,6 +70,7 @@ log = logging.getLogger("kcsim.broker")
 
 _HEAD = struct.Struct(">hhi")
 _SIZE_CORR = struct.Struct(">ii")
+_new_tuple = tuple.__new__
 
 
 class ProtocolViolation(Exception):
@@ -286,8 +287,8 @@ class Dispatcher:
             self._log((self._seq(), plan, ctx.correlation_id, connection, received_ms,
                        state.now_ms, logged,
                        encoded if len(encoded) <= _LOG_KEEPS else error_codes_of(response), fault))
-        if records is not None:
-            return Reply(encoded, records, released)
+        if records is not None:  # Reply(encoded, records, released) without its Python __new__
+            return _new_tuple(Reply, (encoded, records, released, None, None, False))
         if key is not None:  # a cacheable answer: kept unless the state moved meanwhile
             cache_state_of = plan.cache_state_of
             if cache_state_of is not None and cache_state_of(state) == plan.cache_state:
@@ -438,9 +439,9 @@ class Dispatcher:
     @staticmethod
     def encode_response(plan: Plan, correlation_id: int, response: Any) -> bytearray:
         """The response frame, size prefix included (not copied into bytes: it is only sent)."""
-        out = _response_head(plan, correlation_id)
+        out = bytearray(plan.response_head)
         plan.encode(response, out)
-        struct.pack_into(">i", out, 0, len(out) - 4)
+        _SIZE_CORR.pack_into(out, 0, len(out) - 4, correlation_id)
         return out
 
     @staticmethod
@@ -448,9 +449,9 @@ class Dispatcher:
                        encode: CountingEncoder) -> bytearray:
         """`encode_response` by the plan's counting encoder: the answer's error codes
         counted into the plan as they are written."""
-        out = _response_head(plan, correlation_id)
+        out = bytearray(plan.response_head)
         plan.error_fields += encode(response, out, plan.errors)
-        struct.pack_into(">i", out, 0, len(out) - 4)
+        _SIZE_CORR.pack_into(out, 0, len(out) - 4, correlation_id)
         return out
 
     def api_versions_fallback(self, correlation_id: int) -> bytes:
@@ -459,10 +460,3 @@ class Dispatcher:
             cls(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=self.served.advertised(cls)), 0)
         return _SIZE_CORR.pack(len(body) + 4, correlation_id) + body
 
-
-def _response_head(plan: Plan, correlation_id: int) -> bytearray:
-    """A response frame's size (0 until the body is written) and header."""
-    out = bytearray(_SIZE_CORR.pack(0, correlation_id))
-    if plan.flexible_response:
-        out += b"\x00"  # the header's tagged fields: none
-    return out

@@ -34,10 +34,8 @@ class Plan(PlanCounts):
 
     __slots__ = ("cache", "cache_bytes", "cache_listener", "cache_state", "cache_state_of",
                  "caches", "count_errors", "decode", "encode", "encode_counting", "error_fields",
-                 "errors",
-                 "flexible_response",
-                 "header_version", "name", "route", "served", "time_ns", "timed", "version",
-                 "wire_key")
+                 "errors", "flexible_response", "header_version", "name", "response_head",
+                 "route", "served", "time_ns", "timed", "version", "wire_key")
 
     def __init__(self, wire_key: int, route: Route, version: int) -> None:
         api = APIS[route.api_key]
@@ -49,6 +47,9 @@ class Plan(PlanCounts):
         self.decode = codec(route.api_key, "request").decoder(version)
         self.encode = codec(route.api_key, "response").encoder(version)
         self.flexible_response = response_header_version(api, version) >= 1
+        # A response frame's size and correlation id (written once the body is) and, in a
+        # flexible header, its tagged fields: none.
+        self.response_head = bytes(9 if self.flexible_response else 8)
         # The answer cache: `cache` is the table of `cache_listener`, the listener last asked
         # for (an identity test on the hot path instead of hashing a key that names it).
         self.cache_state_of: Callable[[Any], Any] | None = route.cache_state

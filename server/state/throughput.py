@@ -1,6 +1,7 @@
-"""Bytes and messages in and out per topic, and offsets committed: counted by the
-produce, fetch and OffsetCommit handlers where they already hold the numbers, read by
-the metrics (server/metrics) when scraped. Plain ints in dicts: nothing else per request.
+"""Bytes and messages in and out per topic: counted by the produce and fetch handlers
+where they already hold the numbers, read by the metrics (server/metrics) when scraped.
+Plain ints in dicts: nothing else per request. (Offsets committed are the group
+coordinator's count: `GroupCoordinator.offsets_committed`.)
 """
 
 from __future__ import annotations
@@ -9,13 +10,12 @@ from __future__ import annotations
 class Throughput:
     """Counts since the broker started (Kafka's BrokerTopicMetrics counts, per topic)."""
 
-    __slots__ = ("bytes_in", "bytes_out", "messages_in", "offsets_committed")
+    __slots__ = ("bytes_in", "bytes_out", "messages_in")
 
     def __init__(self) -> None:
         self.bytes_in: dict[str, int] = {}  # topic -> bytes of batches appended by Produce
         self.messages_in: dict[str, int] = {}  # topic -> records appended by Produce
         self.bytes_out: dict[str, int] = {}  # topic -> record bytes answered by Fetch
-        self.offsets_committed = 0  # partitions' offsets committed by OffsetCommit
 
     def produced(self, topic: str, size: int, records: int) -> None:
         self.bytes_in[topic] = self.bytes_in.get(topic, 0) + size

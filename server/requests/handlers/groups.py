@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from kcsim.coordinator import SUPPORTED_VERSIONS
-from kcsim.coordinator.records import OffsetCommitKey
 from kcsim.protocol.error_answers import error_answer
 from kcsim.protocol.errors import ErrorCode
 
@@ -37,7 +36,6 @@ if TYPE_CHECKING:
     from ..context import RequestContext
 
 
-OFFSET_COMMIT = 8
 CONSUMER_GROUP_HEARTBEAT = 68
 SHARE_GROUP_HEARTBEAT = 76
 STREAMS_GROUP_HEARTBEAT = 88
@@ -56,9 +54,6 @@ def handle_group_request(broker: Broker, ctx: RequestContext, request: Any) -> A
         outcome.records[:0] = _create_topics(broker, outcome.new_topics)
     if outcome.failures:
         log_failures(outcome.failures, f"from client {ctx.client_id!r} at {ctx.client_host}")
-    if ctx.api_key == OFFSET_COMMIT:  # Kafka's offset-commit-count: the offsets committed
-        broker.throughput.offsets_committed += sum(
-            type(r.key) is OffsetCommitKey for r in outcome.records)
     responses = outcome.responses
     if len(responses) == 1 and responses[0][0] is ctx:
         if not outcome.records:
