@@ -58,6 +58,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "small, tables on the terminal.")
     _common(report)
     report.add_argument("--out", required=True, help="directory for the report")
+    report.add_argument("--lag", metavar="DIR",
+                        help="the lag job's output (`kcsim pipeline lag --out DIR`): the page "
+                        "also draws the lag it measured over time, per group")
     report.add_argument("--max-rows", type=int, default=40,
                         help="print a table when it has at most this many rows (default 40)")
     report.set_defaults(run=run_report, parser=report)
@@ -207,6 +210,10 @@ def run_report(args: argparse.Namespace) -> int:
     if not os.path.isdir(args.data_dir):
         print(f"kcsim pipeline: {args.data_dir} is not a directory", file=sys.stderr)
         return 2
+    if args.lag is not None and not os.path.isdir(args.lag):
+        print(f"kcsim pipeline report: --lag {args.lag} is not a directory (give the lag "
+              "job's --out)", file=sys.stderr)
+        return 2
     spark, owned = _session(args, "report")
     try:
         _warn_tears(args.data_dir)
@@ -218,7 +225,8 @@ def run_report(args: argparse.Namespace) -> int:
         if owned:
             spark.stop()
     html = page.render(paths, os.path.join(args.out, "report.html"),
-                       title=f"kcsim consumer groups: {os.path.abspath(args.data_dir)}")
+                       title=f"kcsim consumer groups: {os.path.abspath(args.data_dir)}",
+                       lag_dir=args.lag)
     report.print_tables(paths, args.max_rows)
     print(f"report written to {args.out} ({', '.join(sorted(paths))}; {html})")
     return 0

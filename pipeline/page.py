@@ -2,7 +2,9 @@
 
 Per group: a timeline (its generations as bars coloured by state, each
 member's time in the group, commits, rewinds and admin resets as markers) and
-its lag over time per partition; a summary table on top. plotly.js is inlined,
+its lag over time per partition; a summary table on top. Given the output of the
+lag job (`kcsim pipeline lag --out`), each group also gets the lag that job measured
+over time, and a group only the job saw gets a section of its own. plotly.js is inlined,
 so the page opens anywhere, offline, with nothing beside it.
 """
 
@@ -18,6 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 MAX_GROUPS = 50
+JOB_LAG = "job_lag"  # the lag job's rows, among a group's tables
 MAX_POINTS = 5_000  # per series: a longer history is thinned evenly for drawing
 STATE_COLOURS = {"Stable": "#2ca02c", "Empty": "#bbbbbb", "Dead": "#d62728"}
 SUMMARY_COLUMNS = ("group", "group_type", "state", "generation", "commits", "rewinds",
@@ -25,22 +28,27 @@ SUMMARY_COLUMNS = ("group", "group_type", "state", "generation", "commits", "rew
                    "longest_without_commit_s", "current_lag")
 
 
-def render(paths: dict[str, str], out_file: str, title: str = "kcsim consumer groups") -> str:
-    """Write the page for the report tables at ``paths``; returns its path."""
+def render(paths: dict[str, str], out_file: str, title: str = "kcsim consumer groups",
+           lag_dir: str | None = None) -> str:
+    """Write the page for the report tables at ``paths`` (and the lag job's table at
+    ``lag_dir``); returns its path."""
     import plotly.offline
 
     tables = {name: _rows(path) for name, path in paths.items()}
+    if lag_dir is not None:
+        tables[JOB_LAG] = _rows(lag_dir)
     summary = sorted(tables["summary"], key=lambda r: r["group"] or "")
     by_group: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
-    for name in ("timeline", "offset_history", "lag"):
-        for row in tables[name]:
+    for name in ("timeline", "offset_history", "lag", JOB_LAG):
+        for row in tables.get(name, []):
             by_group[row["group"]][name].append(row)
+    reported = {row["group"] for row in summary}
+    groups = [row["group"] for row in summary] + sorted(set(by_group) - reported)
     sections = []
-    for row in summary[:MAX_GROUPS]:
-        group = row["group"]
-        sections.append(_group_section(group, by_group.get(group, {})))
-    more = (f"<p>{len(summary) - MAX_GROUPS} more groups are in the Parquet tables.</p>"
-            if len(summary) > MAX_GROUPS else "")
+    for group in groups[:MAX_GROUPS]:
+        sections.append(_group_section(group, by_group.get(group, {}), group in reported))
+    more = (f"<p>{len(groups) - MAX_GROUPS} more groups are in the Parquet tables.</p>"
+            if len(groups) > MAX_GROUPS else "")
     page = _PAGE.format(
         title=html.escape(title),
         plotly=plotly.offline.get_plotlyjs(),
@@ -104,14 +112,22 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _group_section(group: str, tables: dict[str, list[dict[str, Any]]]) -> str:
+def _group_section(group: str, tables: dict[str, list[dict[str, Any]]], reported: bool) -> str:
+    """A group's figures: its timeline and lag from the report (if it is in the report),
+    then the lag the lag job measured (if given)."""
     anchor = "group-" + "".join(c if c.isalnum() or c in "-_" else "_" for c in group)
-    timeline = _timeline_figure(group, tables.get("timeline", []), tables.get("offset_history", []))
-    lag = _lag_figure(group, tables.get("lag", []))
+    figures = []
+    if reported:
+        timeline = _timeline_figure(group, tables.get("timeline", []),
+                                    tables.get("offset_history", []))
+        lag = _lag_figure(group, tables.get("lag", []))
+        figures += [f'<div class="figure timeline">{_div(timeline)}</div>',
+                    f'<div class="figure lag">{_div(lag)}</div>']
+    if tables.get(JOB_LAG):
+        job = _lag_figure(group, tables[JOB_LAG], " (measured by the lag job)")
+        figures.append(f'<div class="figure lag-job">{_div(job)}</div>')
     return (f'<section class="group" id="{html.escape(anchor)}">'
-            f"<h2>{html.escape(group)}</h2>"
-            f'<div class="figure timeline">{_div(timeline)}</div>'
-            f'<div class="figure lag">{_div(lag)}</div></section>')
+            f"<h2>{html.escape(group)}</h2>{''.join(figures)}</section>")
 
 
 def _div(figure: Any) -> str:
@@ -175,7 +191,7 @@ def _commit_series(offsets: list[dict[str, Any]]) -> Iterable[tuple[str, list[di
             yield label, _thin(sorted(rows, key=lambda r: r["position"])), symbol, colour
 
 
-def _lag_figure(group: str, lag: list[dict[str, Any]]) -> Any:
+def _lag_figure(group: str, lag: list[dict[str, Any]], source: str = "") -> Any:
     import plotly.graph_objects as go
 
     figure = go.Figure()
@@ -188,7 +204,7 @@ def _lag_figure(group: str, lag: list[dict[str, Any]]) -> Any:
             name=f"lag {name}", mode="lines+markers", line_shape="hv",
             x=[_iso(r["time"]) for r in rows], y=[r["lag"] for r in rows]))
     figure.update_layout(
-        title=f"{group}: lag behind the log end, per partition", height=320,
+        title=f"{group}: lag behind the log end, per partition{source}", height=320,
         xaxis={"type": "date", "title": "time (UTC)"}, yaxis={"title": "records", "rangemode": "tozero"},
         margin={"l": 60, "r": 20, "t": 50, "b": 40})
     return figure

@@ -3,7 +3,10 @@
 The instructions `kcsim serve` (default settings, `--fsync never`) executes per
 OffsetCommit of 10 partitions and per Heartbeat of one member of a classic group, with
 1 and with 16 requests in flight on one connection, under valgrind's callgrind
-(`bench/callgrind.py`). One life per figure: two lives differ by about 1%.
+(`bench/callgrind.py`). One life per figure: with 16 in flight two lives differ by
+about 1%; with 1 in flight by up to 15% (the server then waits for every request, and
+how that wait goes depends on how fast the load client answers), so that row shows a
+change of that size only.
 
 kcsim alone: with `--baseline REV` the baseline's column holds the same counts for that
 revision, and the ratio is what a change costs or saves per request, free of the

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -101,6 +104,43 @@ def test_the_command_writes_parquet_a_page_and_prints_small_tables(
         assert f" {title} " in printed or f"{title}\n" in printed, title
     assert scenario.GROUP in printed and "report written to" in printed
     assert printed.count("Stable") == 3  # the timeline's three generations with members
+
+
+def test_the_page_draws_the_lag_jobs_output_beside_the_report(
+        written: Any, tmp_path: Path) -> None:
+    """`kcsim pipeline report --lag DIR`: a reported group's section also draws the lag the lag
+    job measured over time; a group only the job saw gets a section with that chart alone."""
+    paths, _ = written
+    lag = tmp_path / "lag"
+    lag.mkdir()
+    times = [datetime(2026, 1, 1, 0, 0, s, tzinfo=UTC) for s in (1, 2, 3)]
+    pq.write_table(pa.table({
+        "time": times, "group": [scenario.GROUP, scenario.GROUP, "seen-by-the-job"],
+        "topic": [scenario.TOPIC, scenario.TOPIC, "t"], "partition": [0, 0, 3],
+        "committed": [4, 10, 7], "log_end": [10, 12, 9], "lag": [6, 2, 2]}),
+        lag / "part-0.parquet")
+    html = Path(page.render(paths, str(tmp_path / "report.html"), lag_dir=str(lag))).read_text()
+    sections = dict(re.findall(r'<section class="group" id="([^"]+)">(.*?)</section>', html,
+                               re.DOTALL))
+    assert list(sections) == [f"group-{scenario.GROUP}", "group-seen-by-the-job"]
+    reported = sections[f"group-{scenario.GROUP}"]
+    assert reported.count('class="plotly-graph-div') == 3
+    assert "generations, members and commits" in reported
+    assert f"{scenario.GROUP}: lag behind the log end, per partition (measured by the lag job)" \
+        in reported
+    job_only = sections["group-seen-by-the-job"]
+    assert job_only.count('class="plotly-graph-div') == 1
+    assert "seen-by-the-job: lag behind the log end, per partition (measured by the lag job)" \
+        in job_only
+
+
+def test_the_report_command_refuses_a_lag_dir_that_is_not_there(
+        workload_dir: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data_dir, _ = workload_dir
+    code = main(["pipeline", "report", "--data-dir", str(data_dir), "--out",
+                 str(tmp_path / "out"), "--lag", str(tmp_path / "missing")])
+    assert code == 2
+    assert "--lag" in capsys.readouterr().err
 
 
 # -- the page, in a real browser ---------------------------------------------------------
