@@ -17,7 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..registry import Figure, at_most, workload
-from .storage import _compact, _data_dir, build_log, record_count
+from .storage import _compact, _data_dir, build_log, record_count, segment_bytes
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -78,8 +78,9 @@ def log_cleaner(ctx: RunContext) -> list[Figure]:
             extra["partition"] = cleaned
             values["cleaner"] = cleaned["clean_s"] / cleaned["records_before"] * 1e9
             ctx.log(f"log_cleaner: writing a record log of {records:,} records")
-            extra["log"] = build_log(data_dir / "log", records // 2, passes=2)
-            compaction = _compact(data_dir / "log")
+            size = segment_bytes(ctx.settings)
+            extra["log"] = build_log(data_dir / "log", records // 2, passes=2, segment_bytes=size)
+            compaction = _compact(data_dir / "log", size)
             extra["compaction"] = compaction
             values["compact"] = compaction["compact_s"] / compaction["records_before"] * 1e9
             values["ratio"] = values["cleaner"] / values["compact"]

@@ -75,6 +75,11 @@ def record_count(s: Settings) -> int:
     return FULL_RECORDS // 5 if s.quick else FULL_RECORDS
 
 
+def segment_bytes(s: Settings) -> int:
+    """Segments of the logs written here: a quick run's smaller log still rolls a few."""
+    return SEGMENT_BYTES // 8 if s.quick else SEGMENT_BYTES
+
+
 def _kcsim(ctx: RunContext, data_dir: Path | None, *extra: str) -> ServerProcess:
     """`kcsim serve` on `data_dir` (a fresh temporary one if None), logging at INFO."""
     return ctx.kcsim(list(extra), data_dir=data_dir, log_level="INFO")
@@ -256,7 +261,8 @@ def storage_commit_latency(ctx: RunContext) -> list[Figure]:
 # -- building logs --------------------------------------------------------------------
 
 
-def build_log(data_dir: Path, partitions: int, passes: int) -> dict[str, Any]:
+def build_log(data_dir: Path, partitions: int, passes: int,
+              segment_bytes: int = SEGMENT_BYTES) -> dict[str, Any]:
     """Write `partitions * passes` OffsetCommit records (each partition once per pass)
     plus the topic records, straight into `data_dir/meta` with storage.RecordLog."""
     from kcsim.coordinator.records import OffsetCommitKey, OffsetCommitValue
@@ -269,7 +275,7 @@ def build_log(data_dir: Path, partitions: int, passes: int) -> dict[str, Any]:
     per_group = TOPICS_PER_GROUP * PARTITIONS_PER_TOPIC
     topics = [f"topic-{t}" for t in range(TOPICS_PER_GROUP)]
     with RecordLog.open(data_dir / "meta", types=RECORD_TYPES,
-                        segment_bytes=SEGMENT_BYTES) as log:
+                        segment_bytes=segment_bytes) as log:
         log.append([Record(TopicKey(t), TopicValue(uuid.uuid4().bytes, PARTITIONS_PER_TOPIC))
                     for t in topics], timestamp_ms=now)
         batch = []
@@ -340,13 +346,13 @@ def _build_in_process(data_dir: Path) -> dict[str, float]:
     return out
 
 
-def _compact(data_dir: Path) -> dict[str, Any]:
+def _compact(data_dir: Path, segment_bytes: int = SEGMENT_BYTES) -> dict[str, Any]:
     """storage.compact() of every closed segment of the log (frames validated beforehand)."""
     from kcsim.server.durability import RECORD_TYPES
     from kcsim.storage import RecordLog, compact
 
     with RecordLog.open(data_dir / "meta", types=RECORD_TYPES,
-                        segment_bytes=SEGMENT_BYTES) as log:
+                        segment_bytes=segment_bytes) as log:
         log.closed_segments()  # the first-open validation a server does at start-up
         stats = compact(log, tombstone_retention_ms=24 * 3600 * 1000)
     return {"compact_s": stats.duration_s, "records_before": stats.records_before,
@@ -369,7 +375,8 @@ def storage_replay(ctx: RunContext) -> list[Figure]:
     with _data_dir() as data_dir, BackgroundMeter() as load:
         try:
             ctx.log(f"storage_replay: writing {records:,} records")
-            extra["log"] = build_log(data_dir, records // 2, passes=2)
+            extra["log"] = build_log(data_dir, records // 2, passes=2,
+                                     segment_bytes=segment_bytes(ctx.settings))
             first = _serve_once(ctx, data_dir)  # creates the topics' partition directories
             extra["first_start"] = {k: round(v, 3) for k, v in first.items()}
             serve = [_serve_once(ctx, data_dir) for _ in range(runs)]
@@ -382,7 +389,7 @@ def storage_replay(ctx: RunContext) -> list[Figure]:
                 values["rate"] = extra["log"]["records"] / values["build"]
                 extra["build"] = [{k: round(v, 3) for k, v in r.items()} for r in builds]
             ctx.log("storage_replay: compacting")
-            compaction = _compact(data_dir)
+            compaction = _compact(data_dir, segment_bytes(ctx.settings))
             values["compact"] = compaction["compact_s"]
             extra["compaction"] = compaction
         except Exception as exc:
