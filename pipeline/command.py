@@ -224,9 +224,13 @@ def run_report(args: argparse.Namespace) -> int:
     finally:
         if owned:
             spark.stop()
-    html = page.render(paths, os.path.join(args.out, "report.html"),
-                       title=f"kcsim consumer groups: {os.path.abspath(args.data_dir)}",
-                       lag_dir=args.lag)
+    try:
+        html = page.render(paths, os.path.join(args.out, "report.html"),
+                           title=f"kcsim consumer groups: {os.path.abspath(args.data_dir)}",
+                           lag_dir=args.lag)
+    except Exception as exc:  # a --lag that is not the lag job's Parquet output, say
+        print(f"kcsim pipeline report: cannot draw the page: {why(exc)}", file=sys.stderr)
+        return 1
     report.print_tables(paths, args.max_rows)
     print(f"report written to {args.out} ({', '.join(sorted(paths))}; {html})")
     return 0

@@ -71,6 +71,7 @@ log = logging.getLogger("kcsim.broker")
 _HEAD = struct.Struct(">hhi")
 _SIZE_CORR = struct.Struct(">ii")
 _new_tuple = tuple.__new__
+_REPLY_TAIL = tuple(Reply._field_defaults[name] for name in Reply._fields[3:])  # after `released`
 
 
 class ProtocolViolation(Exception):
@@ -288,7 +289,7 @@ class Dispatcher:
                        state.now_ms, logged,
                        encoded if len(encoded) <= _LOG_KEEPS else error_codes_of(response), fault))
         if records is not None:  # Reply(encoded, records, released) without its Python __new__
-            return _new_tuple(Reply, (encoded, records, released, None, None, False))
+            return _new_tuple(Reply, (encoded, records, released, *_REPLY_TAIL))
         if key is not None:  # a cacheable answer: kept unless the state moved meanwhile
             cache_state_of = plan.cache_state_of
             if cache_state_of is not None and cache_state_of(state) == plan.cache_state:

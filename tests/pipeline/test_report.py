@@ -143,6 +143,17 @@ def test_the_report_command_refuses_a_lag_dir_that_is_not_there(
     assert "--lag" in capsys.readouterr().err
 
 
+def test_the_report_command_says_when_the_lag_dir_holds_no_lag_table(
+        workload_dir: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data_dir, _ = workload_dir
+    (tmp_path / "lag").mkdir()
+    (tmp_path / "lag" / "notes.txt").write_text("not a lag table")
+    code = main(["pipeline", "report", "--data-dir", str(data_dir), "--out",
+                 str(tmp_path / "out"), "--lag", str(tmp_path / "lag")])
+    assert code == 1
+    assert "cannot draw the page" in capsys.readouterr().err
+
+
 # -- the page, in a real browser ---------------------------------------------------------
 
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu",
